@@ -1,0 +1,44 @@
+# The two commands of the course: `make bench` and `make test`. Both configure,
+# build and set up the plotting Python themselves.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+# The GPU's own architecture when nvidia-smi sees one (e.g. 90); `make ARCH=86` overrides.
+ARCH ?= $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '.')
+LESSON ?= 05
+SIZE_ARGS ?= --size 37x41 --ksize 5 --batch 2 --reps 1 --warmup 0 --no-cudnn
+
+CMAKE_ARGS := $(if $(ARCH),-DCMAKE_CUDA_ARCHITECTURES=$(ARCH))
+PYTHON = $(shell scripts/python-env.sh)
+LESSON_BIN = $(firstword $(wildcard $(BUILD)/bin/$(LESSON)_*))
+
+.PHONY: all build test bench plots gpu-check profile sanitize clean
+
+all: build
+
+build:
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DCONV_PYTHON=$(PYTHON)
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+bench: build
+	scripts/bench.sh $(BUILD) $(BUILD)/bench
+
+# Plots of the committed reference results, for the docs.
+plots:
+	$(PYTHON) plots/plot.py results/*/bench.csv --out docs/img
+
+gpu-check:
+	scripts/gpu-check.sh
+
+profile: build
+	ncu --clock-control none --set full -o $(BUILD)/profile-$(LESSON) -f $(LESSON_BIN) --reps 3 --warmup 1 --no-cudnn
+
+sanitize: build
+	compute-sanitizer --tool memcheck $(LESSON_BIN) $(SIZE_ARGS)
+	compute-sanitizer --tool racecheck $(LESSON_BIN) $(SIZE_ARGS)
+	compute-sanitizer --tool synccheck $(LESSON_BIN) $(SIZE_ARGS)
+
+clean:
+	rm -rf $(BUILD)

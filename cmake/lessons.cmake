@@ -1,0 +1,107 @@
+# add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>...)
+#
+# Builds a lesson's executable (bin/<folder>) and registers its checks with ctest:
+#   <folder>.<case>        every variant on an awkward size, checked against gold
+#                          (label gpu, or cpu for a CPU lesson; exit 77 = Skipped)
+#   <folder>.bad.<case>    bad flags rejected with exit 2 and one error line (label cpu:
+#                          validation happens before any GPU work)
+#   <folder>.memcheck ...  compute-sanitizer memcheck, racecheck and synccheck at a
+#                          small size (label sanitize), for GPU lessons
+# MULTICHANNEL lessons also get batched multi-channel cases.
+
+set(CONV_LESSON_CASES
+  "one_pixel=--size 1x1 --ksize 3"
+  "one_row=--size 1x37 --ksize 5"
+  "one_column=--size 41x1 --ksize 3"
+  "primes=--size 97x101 --ksize 7"
+  "not_tile_multiple=--batch 3 --size 33x65 --ksize 5"
+  "filter_larger_than_image=--size 5x6 --ksize 15"
+  "largest_filter=--size 40x50 --ksize 31"
+  "filter_1x1=--size 17x19 --ksize 1"
+  "wide_odd=--size 7x1031 --ksize 9")
+set(CONV_MULTICHANNEL_CASES
+  "multichannel=--batch 3 --cin 5 --cout 7 --size 13x17 --ksize 3"
+  "multichannel_5x5=--batch 1 --cin 3 --cout 67 --size 23x29 --ksize 5"
+  "multichannel_1x1=--batch 2 --cin 33 --cout 9 --size 8x9 --ksize 1"
+  "multichannel_tiny=--batch 3 --cin 2 --cout 3 --size 2x3 --ksize 3")
+set(CONV_BAD_INPUT_CASES
+  "even_ksize=--ksize 4"
+  "zero_ksize=--ksize 0"
+  "negative_ksize=--ksize -3"
+  "huge_ksize=--ksize 33"
+  "zero_size=--size 0x5"
+  "negative_size=--size -5x5"
+  "half_size=--size 5x"
+  "text_size=--size axb"
+  "overflow_size=--size 65536x65536"
+  "overflow_channels=--size 4096x4096 --cin 200"
+  "unknown_preset=--preset nope"
+  "unknown_variant=--variant nope"
+  "preset_and_size=--preset big3 --size 5x5"
+  "zero_reps=--reps 0"
+  "text_seed=--seed x12"
+  "unknown_flag=--frobnicate"
+  "unwritable_csv=--size 5x5 --csv /nonexistent-dir/out.csv")
+set(CONV_SANITIZE_ARGS --size 37x41 --ksize 5 --batch 2 --reps 1 --warmup 0 --no-cudnn)
+set(CONV_SANITIZE_MULTICHANNEL_ARGS
+  --batch 2 --cin 3 --cout 5 --size 19x23 --ksize 3 --reps 1 --warmup 0 --no-cudnn)
+
+find_program(COMPUTE_SANITIZER compute-sanitizer
+  HINTS ${CUDAToolkit_BIN_DIR} ${CUDAToolkit_BIN_DIR}/../compute-sanitizer)
+
+function(_conv_add_cases target label prefix)
+  foreach(entry IN LISTS ARGN)
+    string(FIND "${entry}" "=" eq)
+    string(SUBSTRING "${entry}" 0 ${eq} case)
+    math(EXPR rest "${eq} + 1")
+    string(SUBSTRING "${entry}" ${rest} -1 args)
+    separate_arguments(args UNIX_COMMAND "${args}")
+    if(label STREQUAL "bad")
+      add_test(NAME ${target}.bad.${case}
+        COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 2 - $<TARGET_FILE:${target}> ${args})
+      set_tests_properties(${target}.bad.${case} PROPERTIES LABELS cpu)
+    else()
+      add_test(NAME ${target}.${case}
+        COMMAND ${target} ${args} --reps 2 --warmup 1 --no-cudnn)
+      set_tests_properties(${target}.${case} PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77)
+    endif()
+  endforeach()
+endfunction()
+
+function(add_lesson target)
+  cmake_parse_arguments(L "CPU;MULTICHANNEL" "" "SOURCES" ${ARGN})
+  add_executable(${target} ${L_SOURCES})
+  target_link_libraries(${target} PRIVATE conv_common)
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
+  if(L_CPU)
+    set(label cpu)
+  else()
+    set(label gpu)
+  endif()
+  _conv_add_cases(${target} ${label} "" ${CONV_LESSON_CASES})
+  if(L_MULTICHANNEL)
+    _conv_add_cases(${target} ${label} "" ${CONV_MULTICHANNEL_CASES})
+  endif()
+  _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES})
+
+  add_test(NAME ${target}.image
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 0 ${CMAKE_BINARY_DIR}/${target}-camera.pgm
+            $<TARGET_FILE:${target}> --image ${CMAKE_SOURCE_DIR}/data/camera.pgm
+            --filter gaussian --ksize 5 --out ${CMAKE_BINARY_DIR}/${target}-camera.pgm)
+  set_tests_properties(${target}.image PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77)
+
+  if(NOT L_CPU AND COMPUTE_SANITIZER)
+    if(L_MULTICHANNEL)
+      set(args ${CONV_SANITIZE_MULTICHANNEL_ARGS})
+    else()
+      set(args ${CONV_SANITIZE_ARGS})
+    endif()
+    foreach(tool memcheck racecheck synccheck)
+      add_test(NAME ${target}.${tool}
+        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_sanitizer.sh ${COMPUTE_SANITIZER} ${tool}
+                $<TARGET_FILE:${target}> ${args})
+      set_tests_properties(${target}.${tool} PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77)
+    endforeach()
+  endif()
+endfunction()

@@ -1,0 +1,367 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileutil.h"
+#include "filters.h"
+
+enum flag {
+    FLAG_SIZE = 256, FLAG_BATCH, FLAG_CIN, FLAG_COUT, FLAG_KSIZE, FLAG_PRESET, FLAG_LIST_PRESETS,
+    FLAG_REPS, FLAG_WARMUP, FLAG_SEED, FLAG_VARIANT, FLAG_NO_VERIFY, FLAG_NO_CUDNN, FLAG_CSV,
+    FLAG_DEVICE, FLAG_INPUT, FLAG_WEIGHTS, FLAG_BIAS, FLAG_OUTPUT, FLAG_IMAGE, FLAG_FILTER,
+    FLAG_OUT, FLAG_HELP
+};
+
+static const struct option long_options[] = {
+    {"size", required_argument, NULL, FLAG_SIZE},
+    {"batch", required_argument, NULL, FLAG_BATCH},
+    {"cin", required_argument, NULL, FLAG_CIN},
+    {"cout", required_argument, NULL, FLAG_COUT},
+    {"ksize", required_argument, NULL, FLAG_KSIZE},
+    {"preset", required_argument, NULL, FLAG_PRESET},
+    {"list-presets", no_argument, NULL, FLAG_LIST_PRESETS},
+    {"reps", required_argument, NULL, FLAG_REPS},
+    {"warmup", required_argument, NULL, FLAG_WARMUP},
+    {"seed", required_argument, NULL, FLAG_SEED},
+    {"variant", required_argument, NULL, FLAG_VARIANT},
+    {"no-verify", no_argument, NULL, FLAG_NO_VERIFY},
+    {"no-cudnn", no_argument, NULL, FLAG_NO_CUDNN},
+    {"csv", required_argument, NULL, FLAG_CSV},
+    {"device", required_argument, NULL, FLAG_DEVICE},
+    {"input", required_argument, NULL, FLAG_INPUT},
+    {"weights", required_argument, NULL, FLAG_WEIGHTS},
+    {"bias", required_argument, NULL, FLAG_BIAS},
+    {"output", required_argument, NULL, FLAG_OUTPUT},
+    {"image", required_argument, NULL, FLAG_IMAGE},
+    {"filter", required_argument, NULL, FLAG_FILTER},
+    {"out", required_argument, NULL, FLAG_OUT},
+    {"help", no_argument, NULL, FLAG_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Largest image side and channel count the flags accept; the 32-bit element
+ * check catches combinations that are too large together. */
+#define MAX_SIDE 1000000
+#define MAX_CHANNELS 65536
+#define MAX_BATCH 65535
+#define MAX_DEVICE_ID 1023
+
+static enum cli_status usage_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("error: ", stderr);
+    vfprintf(stderr, format, args);
+    fputs(" (see --help)\n", stderr);
+    va_end(args);
+    return CLI_EXIT_USAGE;
+}
+
+bool parse_int_in(const char *text, long lo, long hi, long *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < lo || v > hi)
+        return false;
+    *value = v;
+    return true;
+}
+
+bool parse_size(const char *text, int *h, int *w)
+{
+    const char *x = strchr(text, 'x');
+    if (!x || x == text)
+        return false;
+    char height[32];
+    size_t len = (size_t)(x - text);
+    if (len >= sizeof height)
+        return false;
+    memcpy(height, text, len);
+    height[len] = '\0';
+    long hv, wv;
+    if (!parse_int_in(height, 1, MAX_SIDE, &hv) || !parse_int_in(x + 1, 1, MAX_SIDE, &wv))
+        return false;
+    *h = (int)hv;
+    *w = (int)wv;
+    return true;
+}
+
+static void print_help(const struct lesson *lesson)
+{
+    printf("%s: %s\n\n", lesson->name, lesson->title);
+    printf("usage: %s [problem] [run options]\n", lesson->name);
+    printf("       %s --image FILE.pgm|ppm [--filter NAME|FILE] [--ksize R] --out FILE\n",
+           lesson->name);
+    printf("       %s --input IN.npy --weights W.npy [--bias B.npy] [--output OUT.npy]\n\n",
+           lesson->name);
+    printf("problem (default: --preset %s):\n", lesson->default_preset);
+    printf("  --preset NAME      a named problem (--list-presets); excludes the flags below\n");
+    printf("  --size HxW         image height x width, 1..%d each (default from the preset)\n",
+           MAX_SIDE);
+    printf("  --batch N          images per batch, 1..%d (default 1)\n", MAX_BATCH);
+    printf("  --cin C            input channels, 1..%d (default 1)\n", MAX_CHANNELS);
+    printf("  --cout K           output channels, 1..%d (default 1)\n", MAX_CHANNELS);
+    printf("  --ksize R          odd filter size, 1..%d (default 3; image mode %d)\n", MAX_KSIZE,
+           IMAGE_DEFAULT_KSIZE);
+    printf("  --filter NAME|FILE weights from a named filter or a text file instead of random\n");
+    printf("                     values (%s)\n", filter_names());
+    printf("  --list-presets     print the presets and exit\n");
+    printf("  A custom problem with cin or cout > 1 is a network layer with a bias per output\n");
+    printf("  channel; a single-channel problem is an image filter without bias.\n\n");
+    printf("run:\n");
+    printf("  --reps N           timed repetitions, 1..%d (default %d on GPU, %d on CPU)\n", MAX_REPS,
+           GPU_DEFAULT_REPS, CPU_DEFAULT_REPS);
+    printf("  --warmup N         untimed runs first, 0..%d (default %d on GPU, %d on CPU)\n",
+           MAX_REPS, GPU_DEFAULT_WARMUP, CPU_DEFAULT_WARMUP);
+    printf("  --seed S           seed of the random inputs, 0..%ld (default %d)\n", LONG_MAX,
+           DEFAULT_SEED);
+    printf("  --variant NAME     run one variant (default: all):");
+    for (int i = 0; i < lesson->variant_count; i++)
+        printf(" %s", lesson->variants[i].name);
+    printf("\n  --no-verify        skip the check against the float64 reference\n");
+    printf("  --no-cudnn         skip the cuDNN baseline row\n");
+    printf("  --csv FILE         append one row per variant (header written once)\n");
+    printf("  --device ID        CUDA device, 0..%d (default 0)\n\n", MAX_DEVICE_ID);
+    printf("data (NumPy .npy, little-endian float32, C order):\n");
+    printf("  --input FILE       NCHW, CHW or HW input; the problem follows its shape\n");
+    printf("  --weights FILE     KCRS or RS weights (required with --input)\n");
+    printf("  --bias FILE        K biases (optional)\n");
+    printf("  --output FILE      where the result goes (optional)\n\n");
+    printf("image mode (runs variant '%s' on each plane of a PGM/PPM):\n", lesson->image_variant);
+    printf("  --image FILE       binary PGM (P5) or PPM (P6), maxval 255\n");
+    printf("  --out FILE         the filtered image (absolute values, clamped to 0..255)\n\n");
+    printf("variants:\n");
+    for (int i = 0; i < lesson->variant_count; i++)
+        printf("  %-18s %s\n", lesson->variants[i].name, lesson->variants[i].what);
+    printf("\nexit codes: 0 all passed, 1 a check failed or runtime error, 2 usage or input\n");
+    printf("error, 77 no usable GPU.\n");
+}
+
+static void print_presets(void)
+{
+    const struct conv_preset *p;
+    for (int i = 0; (p = preset_at(i)) != NULL; i++)
+        printf("%-15s n=%d cin=%d cout=%d %dx%d ksize=%d%s  %s\n", p->name, p->shape.n,
+               p->shape.cin, p->shape.cout, p->shape.h, p->shape.w, p->shape.ksize,
+               p->shape.bias ? " bias" : "", p->what);
+}
+
+static const struct conv_variant *find_variant(const struct lesson *lesson, const char *name)
+{
+    for (int i = 0; i < lesson->variant_count; i++)
+        if (strcmp(lesson->variants[i].name, name) == 0)
+            return &lesson->variants[i];
+    return NULL;
+}
+
+static bool read_count(const char *flag, const char *text, long lo, long hi, long *value)
+{
+    if (parse_int_in(text, lo, hi, value))
+        return true;
+    usage_error("%s %s: expected a whole number in %ld..%ld", flag, text, lo, hi);
+    return false;
+}
+
+static enum cli_status check_writable(const char *flag, const char *path)
+{
+    if (path && !path_writable(path))
+        return usage_error("%s %s: cannot write there (missing folder or no permission)", flag,
+                           path);
+    return CLI_RUN;
+}
+
+/* Flags that describe the problem explicitly (and so conflict with --preset,
+ * --input and --image). */
+struct given {
+    const char *size, *batch, *cin, *cout, *ksize;
+};
+
+static const char *first_shape_flag(const struct given *g, bool count_ksize)
+{
+    if (g->size) return "--size";
+    if (g->batch) return "--batch";
+    if (g->cin) return "--cin";
+    if (g->cout) return "--cout";
+    if (count_ksize && g->ksize) return "--ksize";
+    return NULL;
+}
+
+static enum cli_status check_modes(const struct options *o, const struct given *g)
+{
+    const char *shape_flag = first_shape_flag(g, true);
+    if (o->preset && shape_flag)
+        return usage_error("--preset %s fixes the problem: drop %s or drop --preset", o->preset,
+                           shape_flag);
+    if (o->input_path) {
+        if (o->preset || shape_flag || o->image_path || o->filter_spec)
+            return usage_error("--input takes the problem from its files: drop %s",
+                               o->preset ? "--preset" : shape_flag ? shape_flag
+                                                      : o->image_path ? "--image" : "--filter");
+        if (!o->weights_path)
+            return usage_error("--input needs --weights FILE.npy");
+    } else if (o->weights_path || o->bias_path || o->output_path) {
+        return usage_error("%s needs --input FILE.npy",
+                           o->weights_path ? "--weights" : o->bias_path ? "--bias" : "--output");
+    }
+    if (o->image_path) {
+        shape_flag = first_shape_flag(g, false);
+        if (o->preset || shape_flag)
+            return usage_error("--image takes the problem from the image: drop %s",
+                               o->preset ? "--preset" : shape_flag);
+        if (!o->image_out_path)
+            return usage_error("--image needs --out FILE.pgm|ppm");
+    } else if (o->image_out_path) {
+        return usage_error("--out needs --image FILE");
+    }
+    if (!o->verify && o->csv_path)
+        return usage_error("--csv records checked results only: drop --no-verify");
+    return CLI_RUN;
+}
+
+/* The problem of a bench run: the preset's, or the defaults overridden by flags. */
+static enum cli_status bench_shape(const struct lesson *lesson, const struct given *g,
+                                   struct options *o)
+{
+    const char *name = o->preset ? o->preset : lesson->default_preset;
+    const struct conv_preset *p = find_preset(name);
+    if (!p)
+        return usage_error("--preset %s: unknown preset (see --list-presets)", name);
+    bool custom = first_shape_flag(g, true) != NULL;
+    o->preset = custom ? "custom" : p->name;
+    if (!custom) {
+        o->shape = p->shape;
+        return CLI_RUN;
+    }
+    struct conv_shape s = {1, 1, 1, 0, 0, 3, false};
+    long v;
+    if (g->size && !parse_size(g->size, &s.h, &s.w))
+        return usage_error("--size %s: expected HxW with whole numbers 1..%d, e.g. 1000x2000",
+                           g->size, MAX_SIDE);
+    if (!g->size) {
+        s.h = p->shape.h;
+        s.w = p->shape.w;
+    }
+    if (g->batch && !read_count("--batch", g->batch, 1, MAX_BATCH, &v)) return CLI_EXIT_USAGE;
+    if (g->batch) s.n = (int)v;
+    if (g->cin && !read_count("--cin", g->cin, 1, MAX_CHANNELS, &v)) return CLI_EXIT_USAGE;
+    if (g->cin) s.cin = (int)v;
+    if (g->cout && !read_count("--cout", g->cout, 1, MAX_CHANNELS, &v)) return CLI_EXIT_USAGE;
+    if (g->cout) s.cout = (int)v;
+    s.ksize = o->shape.ksize;
+    s.bias = s.cin > 1 || s.cout > 1;
+    if (shape_overflows_int32(&s))
+        return usage_error("--size %dx%d with --batch %d, --cin %d, --cout %d: a tensor would "
+                           "have more than 2^31-1 elements (32-bit indexing)",
+                           s.h, s.w, s.n, s.cin, s.cout);
+    o->shape = s;
+    return CLI_RUN;
+}
+
+enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv,
+                              struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = MODE_BENCH;
+    bool gpu = lesson->target == TARGET_GPU;
+    o->reps = gpu ? GPU_DEFAULT_REPS : CPU_DEFAULT_REPS;
+    o->warmup = gpu ? GPU_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP;
+    o->seed = DEFAULT_SEED;
+    o->verify = true;
+    o->cudnn = true;
+    o->shape.ksize = 0;
+    struct given g = {0};
+    long v;
+    int c;
+    opterr = 0; /* we print our own one-line errors */
+    optind = 1;
+    /* ":" first: a missing value is reported as ':', an unknown flag as '?'. */
+    while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
+        switch (c) {
+        case FLAG_SIZE: g.size = optarg; break;
+        case FLAG_BATCH: g.batch = optarg; break;
+        case FLAG_CIN: g.cin = optarg; break;
+        case FLAG_COUT: g.cout = optarg; break;
+        case FLAG_KSIZE:
+            g.ksize = optarg;
+            if (!parse_int_in(optarg, 1, MAX_KSIZE, &v) || v % 2 == 0)
+                return usage_error("--ksize %s: expected an odd filter size in 1..%d", optarg,
+                                   MAX_KSIZE);
+            o->shape.ksize = (int)v;
+            o->ksize_given = true;
+            break;
+        case FLAG_PRESET: o->preset = optarg; break;
+        case FLAG_LIST_PRESETS: print_presets(); return CLI_EXIT_OK;
+        case FLAG_REPS:
+            if (!read_count("--reps", optarg, 1, MAX_REPS, &v)) return CLI_EXIT_USAGE;
+            o->reps = (int)v;
+            break;
+        case FLAG_WARMUP:
+            if (!read_count("--warmup", optarg, 0, MAX_REPS, &v)) return CLI_EXIT_USAGE;
+            o->warmup = (int)v;
+            break;
+        case FLAG_SEED:
+            if (!read_count("--seed", optarg, 0, LONG_MAX, &v)) return CLI_EXIT_USAGE;
+            o->seed = (uint64_t)v;
+            break;
+        case FLAG_VARIANT:
+            if (!find_variant(lesson, optarg))
+                return usage_error("--variant %s: %s has no such variant", optarg, lesson->name);
+            o->variant = optarg;
+            break;
+        case FLAG_NO_VERIFY: o->verify = false; break;
+        case FLAG_NO_CUDNN: o->cudnn = false; break;
+        case FLAG_CSV: o->csv_path = optarg; break;
+        case FLAG_DEVICE:
+            if (!read_count("--device", optarg, 0, MAX_DEVICE_ID, &v)) return CLI_EXIT_USAGE;
+            o->device = (int)v;
+            break;
+        case FLAG_INPUT: o->input_path = optarg; break;
+        case FLAG_WEIGHTS: o->weights_path = optarg; break;
+        case FLAG_BIAS: o->bias_path = optarg; break;
+        case FLAG_OUTPUT: o->output_path = optarg; break;
+        case FLAG_IMAGE: o->image_path = optarg; break;
+        case FLAG_FILTER: o->filter_spec = optarg; break;
+        case FLAG_OUT: o->image_out_path = optarg; break;
+        case FLAG_HELP: print_help(lesson); return CLI_EXIT_OK;
+        case ':':
+            return usage_error("%s needs a value", argv[optind - 1]);
+        default:
+            return usage_error("%s: unknown flag", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("%s: unexpected argument", argv[optind]);
+    enum cli_status status = check_modes(o, &g);
+    if (status != CLI_RUN)
+        return status;
+    if ((status = check_writable("--csv", o->csv_path)) != CLI_RUN ||
+        (status = check_writable("--output", o->output_path)) != CLI_RUN ||
+        (status = check_writable("--out", o->image_out_path)) != CLI_RUN)
+        return status;
+    if (o->input_path) {
+        o->mode = MODE_NPY;
+        o->preset = "custom";
+        return CLI_RUN;
+    }
+    if (o->image_path) {
+        o->mode = MODE_IMAGE;
+        o->preset = "custom";
+        if (!o->filter_spec)
+            o->filter_spec = IMAGE_DEFAULT_FILTER;
+        if (!o->shape.ksize)
+            o->shape.ksize = IMAGE_DEFAULT_KSIZE;
+        return CLI_RUN;
+    }
+    if (!o->shape.ksize) {
+        const struct conv_preset *p = find_preset(o->preset ? o->preset : lesson->default_preset);
+        o->shape.ksize = p ? p->shape.ksize : 3;
+    }
+    return bench_shape(lesson, &g, o);
+}

@@ -1,0 +1,52 @@
+/* The command line every lesson accepts (see --help), parsed and validated once,
+ * before any GPU work. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conv_problem.h"
+#include "lesson.h"
+
+enum run_mode { MODE_BENCH, MODE_NPY, MODE_IMAGE };
+
+struct options {
+    enum run_mode mode;
+    struct conv_shape shape; /* in npy mode filled from the files, in image mode from the image */
+    const char *preset;      /* preset name, or "custom" */
+    bool ksize_given;        /* --ksize was on the command line */
+    int reps;
+    int warmup;
+    uint64_t seed;
+    const char *variant; /* NULL: all variants */
+    bool verify;
+    bool cudnn; /* time the cuDNN baseline row (--no-cudnn turns it off) */
+    const char *csv_path;
+    int device;
+    const char *input_path, *weights_path, *bias_path, *output_path; /* npy mode */
+    const char *image_path, *image_out_path; /* image mode */
+    const char *filter_spec; /* image mode, or named weights for a bench run; NULL: random */
+};
+
+#define DEFAULT_SEED 1
+#define GPU_DEFAULT_REPS 50
+#define GPU_DEFAULT_WARMUP 5
+#define CPU_DEFAULT_REPS 3
+#define CPU_DEFAULT_WARMUP 1
+#define MAX_REPS 100000
+#define IMAGE_DEFAULT_KSIZE 5
+#define IMAGE_DEFAULT_FILTER "gaussian"
+
+enum cli_status { CLI_RUN, CLI_EXIT_OK, CLI_EXIT_USAGE };
+
+/* On CLI_EXIT_USAGE one line naming the flag has been printed to stderr. */
+enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv,
+                              struct options *o);
+
+/* "HxW" with positive sizes; false on anything else. */
+bool parse_size(const char *text, int *h, int *w);
+/* A whole decimal number in [lo, hi]; false on anything else. */
+bool parse_int_in(const char *text, long lo, long hi, long *value);
+
+#endif

@@ -1,0 +1,15 @@
+/* Output files are checked before any work and written whole or not at all. */
+#ifndef FILEUTIL_H
+#define FILEUTIL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* True when path could be created or overwritten (its folder exists and is writable). */
+bool path_writable(const char *path);
+/* Opens "<path>.tmp.<pid>" for writing; commit renames it onto path, abort deletes it. */
+FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size);
+bool atomic_commit(FILE *f, const char *tmp_path, const char *path);
+void atomic_abort(FILE *f, const char *tmp_path);
+
+#endif

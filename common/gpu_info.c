@@ -1,0 +1,84 @@
+#include "gpu_info.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "timing.h"
+
+/* The copy that measures the memory roof: large enough to dwarf every cache. */
+#define COPY_BYTES ((size_t)256 << 20)
+#define COPY_REPS 10
+
+int gpu_count(const char **why)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        *why = cudaGetErrorString(err);
+        cudaGetLastError(); /* clear the sticky error so later calls start clean */
+        return 0;
+    }
+    if (count == 0)
+        *why = "CUDA reports no devices";
+    return count;
+}
+
+int fp32_lanes_per_sm(int cc_major, int cc_minor)
+{
+    if (cc_major == 7)
+        return 64; /* Turing (sm_75) */
+    if (cc_major == 8 && cc_minor == 0)
+        return 64; /* A100 */
+    return 128;    /* sm_86/87/89, Hopper, Blackwell */
+}
+
+void gpu_query(int id, struct gpu_info *g)
+{
+    memset(g, 0, sizeof *g);
+    g->id = id;
+    CUDA_CHECK(cudaSetDevice(id));
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
+    snprintf(g->name, sizeof g->name, "%s", prop.name);
+    int l2 = 0;
+    /* CUDA 13 dropped some cudaDeviceProp fields: read attributes instead. */
+    CUDA_CHECK(cudaDeviceGetAttribute(&g->cc_major, cudaDevAttrComputeCapabilityMajor, id));
+    CUDA_CHECK(cudaDeviceGetAttribute(&g->cc_minor, cudaDevAttrComputeCapabilityMinor, id));
+    CUDA_CHECK(cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, id));
+    CUDA_CHECK(cudaDeviceGetAttribute(&g->clock_khz, cudaDevAttrClockRate, id));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, id));
+    g->l2_bytes = (size_t)l2;
+    CUDA_CHECK(cudaMemGetInfo(&g->free_bytes, &g->total_bytes));
+    g->peak_gflops = (double)g->sm_count * g->clock_khz * 1e3 *
+                     fp32_lanes_per_sm(g->cc_major, g->cc_minor) * 2 / 1e9;
+}
+
+void gpu_measure_copy_bandwidth(struct gpu_info *g)
+{
+    void *src, *dst;
+    CUDA_CHECK(cudaMalloc(&src, COPY_BYTES));
+    CUDA_CHECK(cudaMalloc(&dst, COPY_BYTES));
+    CUDA_CHECK(cudaMemset(src, 1, COPY_BYTES));
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    CUDA_CHECK(cudaMemcpy(dst, src, COPY_BYTES, cudaMemcpyDeviceToDevice)); /* warm-up */
+    double samples[COPY_REPS];
+    for (int i = 0; i < COPY_REPS; i++) {
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, COPY_BYTES, cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        samples[i] = ms;
+    }
+    struct timing t = timing_from_samples(samples, COPY_REPS);
+    /* A copy reads and writes every byte. The best run is the roof. */
+    g->copy_gbps = 2.0 * COPY_BYTES / (t.min_ms * 1e-3) / 1e9;
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(dst));
+}

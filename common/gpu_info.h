@@ -1,0 +1,29 @@
+/* What the harness needs to know about the GPU: its name and limits, the FP32 peak
+ * from its attributes, and a measured copy bandwidth (the memory roof). */
+#ifndef GPU_INFO_H
+#define GPU_INFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct gpu_info {
+    int id;
+    char name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    int clock_khz;
+    size_t l2_bytes;
+    size_t free_bytes, total_bytes;
+    double peak_gflops;    /* FP32: SMs x clock x lanes per SM x 2 */
+    double copy_gbps;      /* device-to-device copy, bytes read + written */
+};
+
+/* Number of usable devices; 0 when CUDA reports none (the reason in *why). */
+int gpu_count(const char **why);
+/* Selects the device and reads its attributes (no measurement). */
+void gpu_query(int id, struct gpu_info *g);
+/* Measures copy bandwidth once per process and stores it in g->copy_gbps. */
+void gpu_measure_copy_bandwidth(struct gpu_info *g);
+int fp32_lanes_per_sm(int cc_major, int cc_minor);
+
+#endif

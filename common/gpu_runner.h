@@ -1,0 +1,46 @@
+/* Running and timing work on the GPU, as DESIGN.md's "Measuring" asks: device
+ * events around the launches only, warm-up first, median and min of many runs, and
+ * for problems that would sit in L2 a rotation over several input/output buffer
+ * sets so each run reads from DRAM as a real layer would. */
+#ifndef GPU_RUNNER_H
+#define GPU_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conv_problem.h"
+#include "lesson.h"
+#include "timing.h"
+
+/* Rotate until the buffers are this many times the L2, with at most this many sets. */
+#define ROTATE_L2_FACTOR 4
+#define MAX_BUFFER_SETS 32
+
+struct gpu_buffers {
+    struct conv_shape shape;
+    int sets;
+    float *input[MAX_BUFFER_SETS];
+    float *output[MAX_BUFFER_SETS];
+    float *weights, *bias;
+};
+
+/* Bytes one buffer set needs (input + output). */
+size_t buffer_set_bytes(const struct conv_shape *s);
+/* Sets to rotate over for this L2 size, limited by the memory available. */
+int buffer_sets_for(const struct conv_shape *s, size_t l2_bytes, size_t free_bytes);
+/* Allocates the sets and uploads the same input to each. */
+void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, int sets,
+                        const float *input, const float *weights, const float *bias);
+void gpu_buffers_free(struct gpu_buffers *b);
+struct conv_args gpu_args(const struct gpu_buffers *b, int set);
+
+/* Something to run on buffer set `set`: a lesson variant or cuDNN. */
+typedef void (*enqueue_fn)(void *context, const struct gpu_buffers *b, int set);
+
+/* Poisons output set 0 with NaN, runs once, waits, and copies it to host_out. */
+void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, float *host_out);
+/* Warm-up runs, then `reps` runs each timed with events, rotating buffer sets. */
+struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *b, int warmup,
+                       int reps);
+
+#endif

@@ -1,0 +1,221 @@
+#include "inputs.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+#include "rng.h"
+#include "filters.h"
+
+#define ERROR_SIZE 512
+
+static float *alloc_floats(size_t count, const char *what)
+{
+    float *x = malloc((count ? count : 1) * sizeof *x);
+    if (!x)
+        fprintf(stderr, "error: out of host memory for the %s (%.1f MB)\n", what,
+                count * sizeof *x / 1e6);
+    return x;
+}
+
+static bool alloc_tensors(struct host_problem *p)
+{
+    p->input = alloc_floats(input_count(&p->shape), "input");
+    p->weights = alloc_floats(weight_count(&p->shape), "weights");
+    p->bias = p->shape.bias ? alloc_floats(bias_count(&p->shape), "bias") : NULL;
+    return p->input && p->weights && (p->bias || !p->shape.bias);
+}
+
+/* Every (output, input) channel pair gets the same taps. */
+static int filter_weights(const struct options *o, struct host_problem *p)
+{
+    float taps[MAX_KSIZE * MAX_KSIZE];
+    char err[ERROR_SIZE];
+    int ksize = p->shape.ksize;
+    if (!filter_from_spec(o->filter_spec, &ksize, taps, err, sizeof err)) {
+        fprintf(stderr, "error: --filter %s\n", err);
+        return 2;
+    }
+    if (ksize != p->shape.ksize) {
+        fprintf(stderr, "error: --filter %s is %dx%d but the problem has --ksize %d\n",
+                o->filter_spec, ksize, ksize, p->shape.ksize);
+        return 2;
+    }
+    size_t plane = (size_t)ksize * ksize;
+    for (size_t i = 0; i < weight_count(&p->shape) / plane; i++)
+        memcpy(p->weights + i * plane, taps, plane * sizeof *taps);
+    return 0;
+}
+
+/* Rank-1 taps u_i * v_j for each channel pair: a separable filter. */
+static void separable_weights(const struct conv_shape *s, float *w, struct rng *r)
+{
+    float u[MAX_KSIZE], v[MAX_KSIZE];
+    size_t plane = (size_t)s->ksize * s->ksize;
+    for (size_t p = 0; p < weight_count(s) / plane; p++) {
+        fill_uniform(u, (size_t)s->ksize, -1.0f, 1.0f, r);
+        fill_uniform(v, (size_t)s->ksize, -1.0f, 1.0f, r);
+        for (int i = 0; i < s->ksize; i++)
+            for (int j = 0; j < s->ksize; j++)
+                w[p * plane + (size_t)i * s->ksize + j] = u[i] * v[j];
+    }
+}
+
+static int random_problem(const struct lesson *lesson, const struct options *o,
+                          struct host_problem *p)
+{
+    p->shape = o->shape;
+    if (!alloc_tensors(p))
+        return 2;
+    struct rng r = rng_seeded(o->seed);
+    fill_uniform(p->input, input_count(&p->shape), -1.0f, 1.0f, &r);
+    if (o->filter_spec) {
+        int rc = filter_weights(o, p);
+        if (rc)
+            return rc;
+    } else if (lesson->separable_weights) {
+        separable_weights(&p->shape, p->weights, &r);
+    } else {
+        fill_uniform(p->weights, weight_count(&p->shape), -1.0f, 1.0f, &r);
+    }
+    if (p->bias)
+        fill_uniform(p->bias, bias_count(&p->shape), -1.0f, 1.0f, &r);
+    return 0;
+}
+
+static int image_problem(const struct options *o, struct host_problem *p)
+{
+    char err[ERROR_SIZE];
+    if (!image_read(o->image_path, &p->image, err, sizeof err)) {
+        fprintf(stderr, "error: --image %s\n", err);
+        return 2;
+    }
+    struct conv_shape s = {p->image.planes, 1, 1, p->image.height, p->image.width,
+                           o->shape.ksize, false};
+    p->shape = s;
+    p->input = p->image.data; /* owned by p->image */
+    p->weights = alloc_floats(weight_count(&s), "weights");
+    if (!p->weights)
+        return 2;
+    return filter_weights(o, p);
+}
+
+static bool dim_to_int(size_t d, int *out)
+{
+    if (d == 0 || d > INT_MAX)
+        return false;
+    *out = (int)d;
+    return true;
+}
+
+/* Input: HxW, CxHxW or NxCxHxW; weights: RxS or KxCxRxS; bias: K. */
+static int npy_shape(const struct npy_array *in, const struct npy_array *w,
+                     const struct npy_array *b, const struct options *o, struct conv_shape *s)
+{
+    static const int lead_dims[] = {0, 0, 2, 1, 0}; /* leading dims missing per ndim */
+    if (in->ndim < 2 || in->ndim > 4) {
+        fprintf(stderr, "error: --input %s: expected a 2-D (HxW), 3-D (CxHxW) or 4-D (NxCxHxW) "
+                        "array, got %d-D\n", o->input_path, in->ndim);
+        return 2;
+    }
+    size_t dims[4] = {1, 1, 1, 1};
+    memcpy(dims + lead_dims[in->ndim], in->shape, (size_t)in->ndim * sizeof *dims);
+    bool ok = dim_to_int(dims[0], &s->n) && dim_to_int(dims[1], &s->cin) &&
+              dim_to_int(dims[2], &s->h) && dim_to_int(dims[3], &s->w);
+    if (!ok) {
+        fprintf(stderr, "error: --input %s: every dimension must be 1..%d\n", o->input_path,
+                INT_MAX);
+        return 2;
+    }
+    size_t k = 1, c = 1, r, rs;
+    if (w->ndim == 2) {
+        r = w->shape[0], rs = w->shape[1];
+    } else if (w->ndim == 4) {
+        k = w->shape[0], c = w->shape[1], r = w->shape[2], rs = w->shape[3];
+    } else {
+        fprintf(stderr, "error: --weights %s: expected a 2-D (RxS) or 4-D (KxCxRxS) array, "
+                        "got %d-D\n", o->weights_path, w->ndim);
+        return 2;
+    }
+    if (r != rs || r % 2 == 0 || r > MAX_KSIZE) {
+        fprintf(stderr, "error: --weights %s: filters must be square with an odd size 1..%d, "
+                        "got %zux%zu\n", o->weights_path, MAX_KSIZE, r, rs);
+        return 2;
+    }
+    if (c != (size_t)s->cin || !dim_to_int(k, &s->cout)) {
+        fprintf(stderr, "error: --weights %s: %zu input channels, but --input %s has %d\n",
+                o->weights_path, c, o->input_path, s->cin);
+        return 2;
+    }
+    s->ksize = (int)r;
+    s->bias = b != NULL;
+    if (b && (b->ndim != 1 || b->shape[0] != k)) {
+        fprintf(stderr, "error: --bias %s: expected a 1-D array of %zu values (one per output "
+                        "channel)\n", o->bias_path, k);
+        return 2;
+    }
+    if (shape_overflows_int32(s)) {
+        fprintf(stderr, "error: --input %s: the output would have more than 2^31-1 elements\n",
+                o->input_path);
+        return 2;
+    }
+    return 0;
+}
+
+static int npy_problem(const struct options *o, struct host_problem *p)
+{
+    char err[ERROR_SIZE];
+    struct npy_array in = {0}, w = {0}, b = {0};
+    int rc = 2;
+    if (!npy_read(o->input_path, &in, err, sizeof err)) {
+        fprintf(stderr, "error: --input %s\n", err);
+        goto done;
+    }
+    if (!npy_read(o->weights_path, &w, err, sizeof err)) {
+        fprintf(stderr, "error: --weights %s\n", err);
+        goto done;
+    }
+    if (o->bias_path && !npy_read(o->bias_path, &b, err, sizeof err)) {
+        fprintf(stderr, "error: --bias %s\n", err);
+        goto done;
+    }
+    rc = npy_shape(&in, &w, o->bias_path ? &b : NULL, o, &p->shape);
+    if (rc)
+        goto done;
+    p->input_ndim = in.ndim;
+    p->input = in.data, in.data = NULL;
+    p->weights = w.data, w.data = NULL;
+    p->bias = b.data, b.data = NULL;
+done:
+    npy_free(&in);
+    npy_free(&w);
+    npy_free(&b);
+    return rc;
+}
+
+int load_inputs(const struct lesson *lesson, struct options *o, struct host_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    int rc;
+    switch (o->mode) {
+    case MODE_IMAGE: rc = image_problem(o, p); break;
+    case MODE_NPY: rc = npy_problem(o, p); break;
+    default: rc = random_problem(lesson, o, p); break;
+    }
+    if (rc == 0)
+        o->shape = p->shape;
+    return rc;
+}
+
+void free_inputs(struct host_problem *p)
+{
+    if (p->image.data)
+        image_free(&p->image);
+    else
+        free(p->input);
+    free(p->weights);
+    free(p->bias);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,112 @@
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "build_info.h"
+
+const char *row_status(const struct result_row *row)
+{
+    if (!row->verified)
+        return "unchecked";
+    return row->check.pass ? "PASS" : "FAIL";
+}
+
+void print_table_header(void)
+{
+    printf("%-18s %10s %10s %8s %9s %9s %9s %9s %9s  %s\n", "variant", "median ms", "min ms",
+           "GB/s", "GFLOP/s", "roofline", "vs cuDNN", "rel err", "max abs", "check");
+}
+
+static void print_optional(const char *format, double value, const char *suffix)
+{
+    char text[32];
+    if (isnan(value))
+        snprintf(text, sizeof text, "-");
+    else
+        snprintf(text, sizeof text, format, value);
+    strncat(text, isnan(value) ? "" : suffix, sizeof text - strlen(text) - 1);
+    printf(" %9s", text);
+}
+
+void print_row(const struct result_row *row)
+{
+    if (row->skipped) {
+        printf("%-18s skipped: %s\n", row->variant, row->skipped);
+        return;
+    }
+    printf("%-18s %10.4f %10.4f %8.1f %9.1f", row->variant, row->time.median_ms,
+           row->time.min_ms, row->gbps, row->gflops);
+    print_optional("%.1f", row->roofline_pct, "%");
+    print_optional("%.2f", row->cudnn_ms / row->time.median_ms, "x");
+    if (row->verified)
+        printf(" %9.2e %9.2e  %s\n", row->check.rel_l2, row->check.max_abs, row_status(row));
+    else
+        printf(" %9s %9s  %s\n", "-", "-", row_status(row));
+}
+
+/* Empty CSV fields for missing numbers. */
+static void csv_number(FILE *f, const char *format, double value)
+{
+    fputc(',', f);
+    if (!isnan(value))
+        fprintf(f, format, value);
+}
+
+/* Device names may hold commas (CPU model strings): quote them. */
+static void csv_text(FILE *f, const char *text)
+{
+    fputc(',', f);
+    if (strpbrk(text, ",\"")) {
+        fputc('"', f);
+        for (const char *p = text; *p; p++) {
+            if (*p == '"')
+                fputc('"', f);
+            fputc(*p, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(text, f);
+    }
+}
+
+bool csv_append(const struct run_context *ctx, const struct result_row *row)
+{
+    struct stat st;
+    bool fresh = stat(ctx->csv_path, &st) != 0 || st.st_size == 0;
+    FILE *f = fopen(ctx->csv_path, "a");
+    if (!f) {
+        fprintf(stderr, "error: --csv %s: cannot open for appending\n", ctx->csv_path);
+        return false;
+    }
+    if (fresh)
+        fprintf(f, "%s\n", CSV_HEADER);
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    const struct conv_shape *s = &ctx->shape;
+    fprintf(f, "%s", ctx->lesson);
+    csv_text(f, row->variant);
+    csv_text(f, ctx->preset);
+    csv_text(f, row->device);
+    fprintf(f, ",%d,%d,%d,%d,%d,%d,%s", s->n, s->cin, s->cout, s->h, s->w, s->ksize,
+            dtype_name(row->dtype));
+    csv_number(f, "%.6f", row->time.median_ms);
+    csv_number(f, "%.6f", row->time.min_ms);
+    csv_number(f, "%.2f", row->gbps);
+    csv_number(f, "%.2f", row->gflops);
+    csv_number(f, "%.2f", row->roofline_pct);
+    csv_number(f, "%.6f", row->cudnn_ms);
+    csv_number(f, "%.4f", row->cudnn_ms / row->time.median_ms);
+    csv_number(f, "%.3e", row->verified ? row->check.rel_l2 : NAN);
+    csv_number(f, "%.3e", row->verified ? row->check.max_abs : NAN);
+    fprintf(f, ",%s,%s,%s\n", row_status(row), build_commit, date);
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!ok)
+        fprintf(stderr, "error: --csv %s: write failed\n", ctx->csv_path);
+    return ok;
+}

@@ -1,0 +1,44 @@
+/* What a run prints and records: the console table (one row per variant) and the
+ * CSV, whose columns are fixed by DESIGN.md. */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stdbool.h>
+
+#include "conv_problem.h"
+#include "timing.h"
+#include "verify.h"
+
+#define CSV_HEADER                                                                           \
+    "lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,gbps,gflops," \
+    "roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,commit,date"
+
+struct result_row {
+    const char *variant;
+    const char *device;   /* GPU name, or CPU model and threads */
+    enum conv_dtype dtype;
+    const char *skipped;  /* why the variant did not run; NULL when it ran */
+    struct timing time;
+    double gbps, gflops;
+    double roofline_pct;  /* NAN where there is no roofline (CPU rows) */
+    double cudnn_ms;      /* NAN without a cuDNN row */
+    bool verified;        /* false with --no-verify */
+    struct check_result check;
+};
+
+struct run_context {
+    const char *lesson;
+    const char *preset;
+    struct conv_shape shape;
+    const char *csv_path; /* NULL: no CSV */
+};
+
+void print_table_header(void);
+void print_row(const struct result_row *row);
+/* PASS, FAIL or "unchecked" (--no-verify). */
+const char *row_status(const struct result_row *row);
+/* Appends one row (and the header when the file is new or empty); false with a
+ * message on stderr when the file cannot be written. */
+bool csv_append(const struct run_context *ctx, const struct result_row *row);
+
+#endif

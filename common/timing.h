@@ -1,0 +1,16 @@
+/* Timing statistics shared by host and device timers. */
+#ifndef TIMING_H
+#define TIMING_H
+
+struct timing {
+    double median_ms;
+    double min_ms;
+    int reps;
+};
+
+/* Median and minimum of `count` samples (the array is sorted in place). */
+struct timing timing_from_samples(double *samples_ms, int count);
+/* Monotonic wall clock in milliseconds, for CPU variants. */
+double host_now_ms(void);
+
+#endif

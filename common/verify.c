@@ -1,0 +1,74 @@
+#include "verify.h"
+
+#include <float.h>
+#include <math.h>
+
+/* Unit roundoff of the operands as the kernel sees them, and of its accumulator. */
+struct arithmetic {
+    double operand_u;
+    double accumulate_u;
+};
+
+static struct arithmetic arithmetic_of(enum conv_dtype dtype)
+{
+    switch (dtype) {
+    case DTYPE_TF32: return (struct arithmetic){0x1.0p-11, 0x1.0p-24};
+    case DTYPE_FP16: return (struct arithmetic){0x1.0p-11, 0x1.0p-11};
+    case DTYPE_BINARY: return (struct arithmetic){0.0, 0.0};
+    case DTYPE_FP32: break;
+    }
+    return (struct arithmetic){0.0, 0x1.0p-24};
+}
+
+const char *dtype_name(enum conv_dtype dtype)
+{
+    switch (dtype) {
+    case DTYPE_TF32: return "tf32";
+    case DTYPE_FP16: return "fp16";
+    case DTYPE_BINARY: return "binary";
+    case DTYPE_FP32: break;
+    }
+    return "fp32";
+}
+
+/* Rounding each operand costs up to 2u per product (two operands); accumulating L
+ * terms in any order costs about sqrt(L) u of the magnitude for random errors.
+ * Safety factors 2 and 8 keep honest kernels passing while a single dropped term
+ * (about 1/L of the magnitude) or a shifted window still fails for fp32. */
+#define OPERAND_SAFETY 2.0
+#define ACCUMULATE_SAFETY 8.0
+
+struct tolerance tolerance_for(enum conv_dtype dtype, const struct conv_shape *s)
+{
+    struct arithmetic a = arithmetic_of(dtype);
+    double terms = (double)s->cin * s->ksize * s->ksize + (s->bias ? 1 : 0);
+    struct tolerance t;
+    t.rtol = OPERAND_SAFETY * 2 * a.operand_u + ACCUMULATE_SAFETY * sqrt(terms) * a.accumulate_u;
+    /* Denormal results may be flushed to zero by fast paths. */
+    t.atol = FLT_MIN;
+    return t;
+}
+
+struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol)
+{
+    struct check_result r = {0};
+    double diff2 = 0, ref2 = 0;
+    for (size_t i = 0; i < g->count; i++) {
+        size_t at = g->index ? g->index[i] : i;
+        double d = out[at], ref = g->value[i];
+        double err = fabs(d - ref);
+        if (!(err <= tol.atol + tol.rtol * g->magnitude[i])) {
+            if (r.failures == 0)
+                r.first_failure = at;
+            r.failures++;
+        }
+        if (!(err <= r.max_abs))
+            r.max_abs = isnan(err) ? INFINITY : err;
+        diff2 += (d - ref) * (d - ref);
+        ref2 += ref * ref;
+    }
+    r.checked = g->count;
+    r.rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    r.pass = r.failures == 0 && r.checked > 0;
+    return r;
+}

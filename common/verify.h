@@ -1,0 +1,41 @@
+/* NaN-safe comparison of a result against the gold reference.
+ *
+ * An output passes when |out - ref| <= atol + rtol * magnitude, where magnitude is
+ * |bias| + sum |w*x| (the size of the numbers that were added, which bounds the
+ * rounding error even where the sum cancels to near zero). Written as !(a <= b),
+ * so a NaN output always fails. rtol follows from the arithmetic: rounding of
+ * the operands (TF32, FP16) plus accumulation of L = cin*ksize^2 terms, whose
+ * error grows like sqrt(L) units in the last place. */
+#ifndef VERIFY_H
+#define VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conv_problem.h"
+#include "gold.h"
+
+enum conv_dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_FP16, DTYPE_BINARY };
+
+const char *dtype_name(enum conv_dtype dtype);
+
+struct tolerance {
+    double rtol; /* relative to each output's magnitude */
+    double atol;
+};
+
+struct tolerance tolerance_for(enum conv_dtype dtype, const struct conv_shape *s);
+
+struct check_result {
+    size_t checked;
+    size_t failures;
+    size_t first_failure; /* flat output index of the first failing output */
+    double rel_l2;        /* ||out - ref|| / ||ref|| over the checked outputs */
+    double max_abs;       /* max |out - ref|, infinite when an output is NaN */
+    bool pass;
+};
+
+struct check_result check_output(const struct gold *g, const float *out,
+                                 struct tolerance tol);
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# bench.sh [--full] BUILD_DIR OUT_DIR
+# Runs every lesson built in BUILD_DIR/bin, appending to OUT_DIR/bench.csv, then
+# plots it into OUT_DIR/img. By default each lesson runs its own default problem;
+# --full runs the reference sweep committed under results/<gpu>/ (scripts/gpu-check.sh).
+# Lessons that need a GPU report "skipped" on a machine without one (exit 77).
+# Exit status: 0 when nothing failed, 1 when any check failed.
+set -u
+full=0
+if [ "${1:-}" = "--full" ]; then full=1; shift; fi
+build=${1:?usage: bench.sh [--full] BUILD_DIR OUT_DIR}
+out=${2:?usage: bench.sh [--full] BUILD_DIR OUT_DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+csv="$out/bench.csv"
+rm -f "$csv"
+
+single_channel="seed000 big3 big5 big7"
+unet="unet-3x64 unet-64x64 unet-64x128 unet-128x128 unet-128x256 unet-256x256 unet-256x512
+      unet-512x512 unet-512x1024 unet-1024x1024"
+
+# The problems of the full sweep, one command line per problem.
+problems_of() {
+    case "$1" in
+    01_*) for p in $single_channel $unet; do echo "--preset $p"; done ;;
+    06_*) for p in $single_channel; do echo "--preset $p"; done
+          for k in 3 5 7 9 11 13 15; do echo "--size 8192x8192 --ksize $k --filter gaussian"; done ;;
+    07_*) for p in $unet; do echo "--preset $p"; done ;;
+    *) for p in $single_channel; do echo "--preset $p"; done ;;
+    esac
+}
+
+failed=0 skipped=()
+for exe in "$build"/bin/[0-9][0-9]_*; do
+    lesson=$(basename "$exe")
+    if [ $full = 1 ]; then mapfile -t runs < <(problems_of "$lesson"); else runs=(""); fi
+    for args in "${runs[@]}"; do
+        echo "== $lesson $args"
+        # shellcheck disable=SC2086 # args is a list of flags
+        "$exe" $args --csv "$csv"
+        rc=$?
+        if [ $rc = 77 ]; then skipped+=("$lesson"); break; fi
+        [ $rc = 0 ] || failed=1
+    done
+done
+
+[ ${#skipped[@]} -gt 0 ] && echo "skipped (no usable GPU): ${skipped[*]}"
+if [ -s "$csv" ]; then
+    py=$("$root/scripts/python-env.sh") && "$py" "$root/plots/plot.py" "$csv" --out "$out/img" ||
+        failed=1
+    echo "results: $csv, plots: $out/img/"
+fi
+exit $failed

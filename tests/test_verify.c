@@ -1,0 +1,168 @@
+/* The check must pass honest float32 results and fail wrong ones: perturbed,
+ * NaN, or never written. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "gold.h"
+#include "rng.h"
+#include "unit.h"
+#include "verify.h"
+
+/* A random multi-channel problem, its gold, and a float32 result computed in a
+ * different order than the gold (as a kernel would). */
+struct fixture {
+    struct conv_shape s;
+    float *in, *w, *b, *out;
+    struct gold g;
+    struct tolerance tol;
+};
+
+static void fixture_make(struct fixture *f, struct conv_shape s)
+{
+    f->s = s;
+    struct rng r = rng_seeded(7);
+    f->in = malloc(input_count(&s) * sizeof(float));
+    f->w = malloc(weight_count(&s) * sizeof(float));
+    f->b = malloc(s.cout * sizeof(float));
+    f->out = malloc(output_count(&s) * sizeof(float));
+    fill_uniform(f->in, input_count(&s), -1, 1, &r);
+    fill_uniform(f->w, weight_count(&s), -1, 1, &r);
+    fill_uniform(f->b, s.cout, -1, 1, &r);
+    CHECK(gold_compute(&f->g, &s, f->in, f->w, s.bias ? f->b : NULL, 1));
+    /* float32 accumulation, channel-inner order: a different rounding than gold's. */
+    int rad = s.ksize / 2;
+    for (size_t at = 0; at < output_count(&s); at++) {
+        int x = at % s.w, y = at / s.w % s.h, k = at / ((size_t)s.w * s.h) % s.cout;
+        int n = at / ((size_t)s.w * s.h * s.cout);
+        float acc = s.bias ? f->b[k] : 0.0f;
+        for (int i = 0; i < s.ksize; i++)
+            for (int j = 0; j < s.ksize; j++)
+                for (int c = 0; c < s.cin; c++) {
+                    int yy = y + i - rad, xx = x + j - rad;
+                    if (yy >= 0 && yy < s.h && xx >= 0 && xx < s.w)
+                        acc += f->in[(((size_t)n * s.cin + c) * s.h + yy) * s.w + xx] *
+                               f->w[(((size_t)k * s.cin + c) * s.ksize + i) * s.ksize + j];
+                }
+        f->out[at] = acc;
+    }
+    f->tol = tolerance_for(DTYPE_FP32, &s);
+}
+
+static void fixture_free(struct fixture *f)
+{
+    gold_free(&f->g);
+    free(f->in), free(f->w), free(f->b), free(f->out);
+}
+
+static const struct conv_shape layer = {2, 64, 3, 9, 11, 3, true};
+
+static void honest_float32_passes(void)
+{
+    struct fixture f;
+    fixture_make(&f, layer);
+    struct check_result r = check_output(&f.g, f.out, f.tol);
+    CHECK(r.pass && r.failures == 0 && r.checked == output_count(&layer));
+    CHECK(r.rel_l2 > 0 && r.rel_l2 < 1e-6);
+    CHECK(r.max_abs > 0 && r.max_abs < 1e-4);
+    fixture_free(&f);
+}
+
+static void perturbed_output_fails(void)
+{
+    struct fixture f;
+    fixture_make(&f, layer);
+    f.out[100] *= 1.001f;
+    struct check_result r = check_output(&f.g, f.out, f.tol);
+    CHECK(!r.pass && r.failures == 1 && r.first_failure == 100);
+    fixture_free(&f);
+}
+
+static void one_missing_term_fails(void)
+{
+    /* Dropping one of the 576 products (as an off-by-one loop bound would) is
+     * caught, though it changes the output by about 1/576 of its magnitude. */
+    struct fixture f;
+    fixture_make(&f, layer);
+    size_t at = 5 * 11 + 5; /* an interior pixel of plane (0, 0) */
+    f.out[at] -= f.in[(size_t)63 * 99 + 6 * 11 + 6] * f.w[63 * 9 + 8];
+    CHECK(!check_output(&f.g, f.out, f.tol).pass);
+    fixture_free(&f);
+}
+
+static void nan_output_fails(void)
+{
+    struct fixture f;
+    fixture_make(&f, layer);
+    f.out[7] = NAN;
+    struct check_result r = check_output(&f.g, f.out, f.tol);
+    CHECK(!r.pass && r.failures == 1 && isinf(r.max_abs));
+    fixture_free(&f);
+}
+
+static void half_written_output_fails(void)
+{
+    /* The harness poisons outputs with 0xFF bytes (NaN); a kernel that writes
+     * only half the image leaves the rest NaN. */
+    struct fixture f;
+    fixture_make(&f, layer);
+    size_t count = output_count(&layer);
+    memset(f.out + count / 2, 0xFF, (count - count / 2) * sizeof(float));
+    struct check_result r = check_output(&f.g, f.out, f.tol);
+    CHECK(!r.pass && r.failures == count - count / 2);
+    fixture_free(&f);
+}
+
+static void shifted_window_fails(void)
+{
+    struct fixture f;
+    fixture_make(&f, layer);
+    for (size_t i = 0; i + 1 < output_count(&layer); i++)
+        f.out[i] = f.out[i + 1];
+    CHECK(!check_output(&f.g, f.out, f.tol).pass);
+    fixture_free(&f);
+}
+
+static void tolerance_follows_the_arithmetic(void)
+{
+    struct conv_shape small = {1, 1, 1, 8, 8, 3, false};
+    struct conv_shape big = {1, 1024, 1, 8, 8, 3, true};
+    struct tolerance a = tolerance_for(DTYPE_FP32, &small);
+    struct tolerance b = tolerance_for(DTYPE_FP32, &big);
+    CHECK(b.rtol > a.rtol);
+    CHECK(fabs(b.rtol / a.rtol - sqrt(9217.0 / 9.0)) < 1e-9); /* grows like sqrt(C R S) */
+    CHECK(a.rtol < 1e-5 && b.rtol < 1e-4);
+    CHECK(tolerance_for(DTYPE_TF32, &small).rtol > 1e-3);
+    CHECK(tolerance_for(DTYPE_FP16, &small).rtol > tolerance_for(DTYPE_TF32, &small).rtol);
+    CHECK(tolerance_for(DTYPE_BINARY, &big).rtol == 0);
+}
+
+static void sampled_check_reads_only_samples(void)
+{
+    struct conv_shape s = {1, 1, 1, 8192, 8192, 3, false};
+    float *in = calloc(input_count(&s), sizeof(float)), w[9] = {0, 0, 0, 0, 2, 0, 0, 0, 0};
+    float *out = malloc(output_count(&s) * sizeof(float));
+    for (size_t i = 0; i < input_count(&s); i += 4099)
+        in[i] = 1.5f;
+    struct gold g;
+    CHECK(gold_compute(&g, &s, in, w, NULL, 3) && g.sampled);
+    for (size_t i = 0; i < output_count(&s); i++)
+        out[i] = 2 * in[i];
+    CHECK(check_output(&g, out, tolerance_for(DTYPE_FP32, &s)).pass);
+    out[g.index[g.count / 2]] += 1; /* a sampled output is wrong */
+    CHECK(!check_output(&g, out, tolerance_for(DTYPE_FP32, &s)).pass);
+    gold_free(&g);
+    free(in), free(out);
+}
+
+static const struct unit_case cases[] = {
+    {"honest_float32_passes", honest_float32_passes},
+    {"perturbed_output_fails", perturbed_output_fails},
+    {"one_missing_term_fails", one_missing_term_fails},
+    {"nan_output_fails", nan_output_fails},
+    {"half_written_output_fails", half_written_output_fails},
+    {"shifted_window_fails", shifted_window_fails},
+    {"tolerance_follows_the_arithmetic", tolerance_follows_the_arithmetic},
+    {"sampled_check_reads_only_samples", sampled_check_reads_only_samples},
+};
+
+UNIT_MAIN(cases)
