@@ -1,9 +1,11 @@
+#define _POSIX_C_SOURCE 200809L /* strcasecmp */
 #include "inputs.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "npy.h"
 #include "rng.h"
@@ -20,15 +22,8 @@ static float *alloc_floats(size_t count, const char *what)
     return x;
 }
 
-static bool alloc_tensors(struct host_problem *p)
-{
-    p->input = alloc_floats(input_count(&p->shape), "input");
-    p->weights = alloc_floats(weight_count(&p->shape), "weights");
-    p->bias = p->shape.bias ? alloc_floats(bias_count(&p->shape), "bias") : NULL;
-    return p->input && p->weights && (p->bias || !p->shape.bias);
-}
-
-/* Every (output, input) channel pair gets the same taps. */
+/* Resolves the filter (a file sets the size unless --ksize or a preset did) and
+ * gives every (output, input) channel pair the same taps. */
 static int filter_weights(const struct options *o, struct host_problem *p)
 {
     float taps[MAX_KSIZE * MAX_KSIZE];
@@ -38,11 +33,16 @@ static int filter_weights(const struct options *o, struct host_problem *p)
         fprintf(stderr, "error: --filter %s\n", err);
         return 2;
     }
-    if (ksize != p->shape.ksize) {
-        fprintf(stderr, "error: --filter %s is %dx%d but the problem has --ksize %d\n",
+    bool size_free = !o->ksize_given && strcmp(o->preset, "custom") == 0;
+    if (ksize != p->shape.ksize && !size_free) {
+        fprintf(stderr, "error: --filter %s is %dx%d but the problem has ksize %d\n",
                 o->filter_spec, ksize, ksize, p->shape.ksize);
         return 2;
     }
+    p->shape.ksize = ksize;
+    p->weights = alloc_floats(weight_count(&p->shape), "weights");
+    if (!p->weights)
+        return 2;
     size_t plane = (size_t)ksize * ksize;
     for (size_t i = 0; i < weight_count(&p->shape) / plane; i++)
         memcpy(p->weights + i * plane, taps, plane * sizeof *taps);
@@ -67,7 +67,8 @@ static int random_problem(const struct lesson *lesson, const struct options *o,
                           struct host_problem *p)
 {
     p->shape = o->shape;
-    if (!alloc_tensors(p))
+    p->input = alloc_floats(input_count(&p->shape), "input");
+    if (!p->input)
         return 2;
     struct rng r = rng_seeded(o->seed);
     fill_uniform(p->input, input_count(&p->shape), -1.0f, 1.0f, &r);
@@ -75,14 +76,29 @@ static int random_problem(const struct lesson *lesson, const struct options *o,
         int rc = filter_weights(o, p);
         if (rc)
             return rc;
-    } else if (lesson->separable_weights) {
-        separable_weights(&p->shape, p->weights, &r);
     } else {
-        fill_uniform(p->weights, weight_count(&p->shape), -1.0f, 1.0f, &r);
+        p->weights = alloc_floats(weight_count(&p->shape), "weights");
+        if (!p->weights)
+            return 2;
+        if (lesson->separable_weights)
+            separable_weights(&p->shape, p->weights, &r);
+        else
+            fill_uniform(p->weights, weight_count(&p->shape), -1.0f, 1.0f, &r);
     }
-    if (p->bias)
+    if (p->shape.bias) {
+        p->bias = alloc_floats(bias_count(&p->shape), "bias");
+        if (!p->bias)
+            return 2;
         fill_uniform(p->bias, bias_count(&p->shape), -1.0f, 1.0f, &r);
+    }
     return 0;
+}
+
+/* The output image's format follows the input's: grey in, .pgm out; RGB in, .ppm out. */
+static bool extension_is(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n >= e && strcasecmp(path + n - e, ext) == 0;
 }
 
 static int image_problem(const struct options *o, struct host_problem *p)
@@ -92,13 +108,16 @@ static int image_problem(const struct options *o, struct host_problem *p)
         fprintf(stderr, "error: --image %s\n", err);
         return 2;
     }
+    const char *ext = p->image.planes == 1 ? ".pgm" : ".ppm";
+    if (!extension_is(o->image_out_path, ext)) {
+        fprintf(stderr, "error: --out %s: a %s image is written as %s\n", o->image_out_path,
+                p->image.planes == 1 ? "grey" : "colour", ext);
+        return 2;
+    }
     struct conv_shape s = {p->image.planes, 1, 1, p->image.height, p->image.width,
                            o->shape.ksize, false};
     p->shape = s;
     p->input = p->image.data; /* owned by p->image */
-    p->weights = alloc_floats(weight_count(&s), "weights");
-    if (!p->weights)
-        return 2;
     return filter_weights(o, p);
 }
 

@@ -34,6 +34,7 @@ struct run {
     struct options opts;
     struct host_problem host;
     bool have_gpu;
+    const char *no_gpu_reason;
     struct gpu_info gpu;
     struct gpu_buffers buffers;
     struct gold gold;
@@ -59,7 +60,7 @@ static int open_gpu(struct run *r)
                     r->lesson->name, why);
             return EXIT_NO_GPU;
         }
-        printf("GPU: none (%s): the cuDNN row is skipped\n", why);
+        r->no_gpu_reason = why;
         return EXIT_PASS;
     }
     if (r->opts.device >= count) {
@@ -104,7 +105,7 @@ static void print_header(const struct run *r)
                r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count,
                r->gpu.l2_bytes / 1e6, r->gpu.copy_gbps, r->gpu.peak_gflops / 1e3);
     else
-        printf("no GPU");
+        printf("no GPU (%s): GPU rows skipped", r->no_gpu_reason);
     printf("\n");
 }
 

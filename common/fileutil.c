@@ -1,0 +1,86 @@
+/* Output files: checked before any work, then written to a temporary file in the
+ * same folder and renamed into place, so a reader never sees half a file. rename()
+ * within one folder is atomic on POSIX file systems. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "fileutil.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Longest folder name path_writable examines; longer paths are reported unwritable. */
+#define MAX_FOLDER_PATH 4096
+
+static bool folder_writable(const char *path)
+{
+    char folder[MAX_FOLDER_PATH];
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        strcpy(folder, ".");
+    } else if (slash == path) {
+        strcpy(folder, "/");
+    } else {
+        size_t len = (size_t)(slash - path);
+        if (len >= sizeof folder)
+            return false;
+        memcpy(folder, path, len);
+        folder[len] = '\0';
+    }
+    struct stat st;
+    /* Search (X) permission is needed as well to create a file inside it. */
+    return stat(folder, &st) == 0 && S_ISDIR(st.st_mode) && access(folder, W_OK | X_OK) == 0;
+}
+
+bool path_writable(const char *path)
+{
+    size_t len = strlen(path);
+    if (len == 0 || path[len - 1] == '/')
+        return false;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode) || access(path, W_OK) != 0)
+            return false;
+    } else if (errno != ENOENT) {
+        return false;
+    }
+    /* The temporary file of atomic_open is created in the folder, so the folder
+     * must be writable even when the file itself already exists. */
+    return folder_writable(path);
+}
+
+FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size)
+{
+    int len = snprintf(tmp_path, tmp_size, "%s.tmp.%ld", path, (long)getpid());
+    if (len < 0 || (size_t)len >= tmp_size) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    return fopen(tmp_path, "wb");
+}
+
+bool atomic_commit(FILE *f, const char *tmp_path, const char *path)
+{
+    /* fclose flushes, so a full disk may show up only here. */
+    bool ok = !ferror(f);
+    if (fclose(f) != 0)
+        ok = false;
+    if (ok && rename(tmp_path, path) != 0)
+        ok = false;
+    if (!ok) {
+        int saved = errno; /* the caller reports why the write failed, not the cleanup */
+        remove(tmp_path);
+        errno = saved;
+    }
+    return ok;
+}
+
+void atomic_abort(FILE *f, const char *tmp_path)
+{
+    if (f)
+        fclose(f);
+    remove(tmp_path);
+}

@@ -1,0 +1,665 @@
+#!/usr/bin/env python3
+"""Plot the benchmark CSVs the lessons write (--csv, `make bench`) as PNG charts.
+
+Reads:  CSV files with the harness's fixed header (default: results/*/bench.csv in
+        the repository). One file holds the runs of one machine: its GPU rows and the
+        CPU rows of lesson 01. When a row was measured several times, the last wins.
+Writes: into --out (default docs/img), named after a slug of the GPU name found in
+        the file's GPU rows (e.g. nvidia-h100-80gb-hbm3):
+          <slug>_<lesson>_time.png          median time per variant and problem
+          <slug>_<lesson>_roofline_pct.png  % of the roofline per variant and problem
+          <slug>_<lesson>_vs_cudnn.png      speed-up over cuDNN
+          <slug>_single_channel.png         the best kernel of lessons 02-06 vs cuDNN
+          <slug>_roofline_model.png         every PASS GPU row under the roofline
+          <slug>_unet.png                   the U-Net layers: lesson 07 vs cuDNN vs CPU
+        A chart without data is skipped; one line per PNG is printed. Each PNG is
+        written to a temporary name and renamed, so a reader never sees half a file.
+Exit codes: 0 done (also for a CSV holding only the header); 2 a CSV is missing,
+unreadable, has another header or a malformed row, or --out cannot be written
+(one line on stderr naming the file).
+
+    python3 plots/plot.py [CSV ...] [--out DIR]
+"""
+import argparse
+import collections
+import csv
+import glob
+import math
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on build or GPU machines
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+HEADER = ("lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,"
+          "gbps,gflops,roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,"
+          "commit,date").split(",")
+INT_COLUMNS = ("n", "cin", "cout", "h", "w", "ksize")
+FLOAT_COLUMNS = ("median_ms", "min_ms", "gbps", "gflops", "roofline_pct", "cudnn_ms",
+                 "vs_cudnn", "rel_err", "max_abs_err")
+STATUSES = ("PASS", "FAIL")
+CUDNN = "cudnn"
+CUSTOM = "custom"
+PRESET_ORDER = ("seed000", "big3", "big5", "big7", "unet-3x64", "unet-64x64",
+                "unet-64x128", "unet-128x128", "unet-128x256", "unet-256x256",
+                "unet-256x512", "unet-512x512", "unet-512x1024", "unet-1024x1024")
+SINGLE_CHANNEL_PRESETS = ("seed000", "big3", "big5", "big7")
+SINGLE_CHANNEL_LESSONS = range(2, 7)
+CPU_LESSON = 1
+UNET_LESSON = 7
+UNET_PREFIX = "unet-"
+# The harness names a CPU by its model and thread count: "... (16 threads)".
+CPU_DEVICE = re.compile(r"\(\d+ threads?\)$")
+
+# Each lesson run measures the copy bandwidth anew; runs differ by a few percent, so a
+# row counts as memory- or compute-bound only beyond this relative margin.
+ROOF_MARGIN = 0.05
+DPI = 120
+BAR_GROUP_WIDTH = 0.8
+LOG_PADDING = 2.5  # headroom factor above and below the data on log axes
+CUDNN_STYLE = {"facecolor": "lightgrey", "edgecolor": "dimgrey", "hatch": "//"}
+CUDNN_COLOUR = "dimgrey"
+FAIL_COLOUR = "red"
+FAIL_ALPHA = 0.35
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "H", "d")
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A dashed horizontal line with its text; bars_start_here: bars grow up or down from it.
+Reference = collections.namedtuple("Reference", "y text bars_start_here")
+
+
+class PlainLogFormatter(ticker.LogFormatter):
+    """Log-axis labels as plain numbers (0.2, 30, 60000) where matplotlib would write 2x10^-1."""
+
+    def __call__(self, x, pos=None):
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
+class CsvError(Exception):
+    """A CSV the script cannot use; the message names the file."""
+
+
+# ---------------------------------------------------------------- reading
+
+def read_rows(path):
+    """The rows of one CSV as dicts, numbers parsed (empty or non-finite -> None)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            check_header(path, next(reader, None))
+            return [parse_row(path, reader.line_num, fields) for fields in reader if fields]
+    except OSError as e:
+        raise CsvError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise CsvError(f"{path}: not a readable CSV: {e}") from None
+
+
+def check_header(path, header):
+    if header is None:
+        raise CsvError(f"{path}: empty file, expected the bench CSV header line")
+    if header == HEADER:
+        return
+    for i, expected in enumerate(HEADER):
+        if i >= len(header) or header[i] != expected:
+            got = repr(header[i]) if i < len(header) else "nothing"
+            raise CsvError(f"{path}: not a bench CSV: header column {i + 1} is {got}, "
+                           f"expected '{expected}'")
+    raise CsvError(f"{path}: not a bench CSV: header has {len(header)} columns, "
+                   f"expected {len(HEADER)}")
+
+
+def parse_row(path, line, fields):
+    if len(fields) != len(HEADER):
+        raise CsvError(f"{path}:{line}: {len(fields)} fields, expected {len(HEADER)}")
+    row = dict(zip(HEADER, fields))
+    for column in INT_COLUMNS:
+        row[column] = parse_number(path, line, column, row[column], int)
+    for column in FLOAT_COLUMNS:
+        row[column] = parse_number(path, line, column, row[column], float)
+    if row["status"] not in STATUSES:
+        raise CsvError(f"{path}:{line}: status '{row['status']}' is not PASS or FAIL")
+    return row
+
+
+def parse_number(path, line, column, text, kind):
+    if kind is float and text == "":
+        return None  # no roofline on the CPU, no cuDNN on this machine
+    try:
+        value = kind(text)
+    except ValueError:
+        raise CsvError(f"{path}:{line}: column {column}: '{text}' is not a number") from None
+    return value if math.isfinite(value) else None
+
+
+# ---------------------------------------------------------------- selecting
+
+def is_gpu_row(row):
+    return not CPU_DEVICE.search(row["device"])
+
+
+def lesson_number(lesson):
+    prefix = lesson.split("_", 1)[0]
+    return int(prefix) if prefix.isdigit() else None
+
+
+def unique(items):
+    return list(dict.fromkeys(items))
+
+
+def split_by_gpu(rows):
+    """[(gpu name, rows)]: the rows of each GPU named in the file, each with the CPU
+    rows; a file without GPU rows gives one entry named after its CPU."""
+    gpus = unique(r["device"] for r in rows if is_gpu_row(r))
+    if not gpus:
+        return [(rows[0]["device"], rows)]
+    return [(gpu, [r for r in rows if r["device"] == gpu or not is_gpu_row(r)])
+            for gpu in gpus]
+
+
+def latest_rows(rows):
+    """One row per (lesson, variant, preset, ksize, h, w): the last one, as later runs append."""
+    latest = {}
+    for r in rows:
+        key = (r["lesson"], r["variant"], r["preset"], r["ksize"], r["h"], r["w"])
+        latest.pop(key, None)
+        latest[key] = r
+    return list(latest.values())
+
+
+def with_problem_labels(rows):
+    """Copies of the rows with 'problem', the x-axis category: the preset name, or
+    "HxW k=R" for custom rows and for a preset seen with more than one shape."""
+    shapes = {}
+    for r in rows:
+        shapes.setdefault(r["preset"], set()).add((r["h"], r["w"], r["ksize"]))
+    labelled = []
+    for r in rows:
+        shape = f"{r['h']}x{r['w']} k={r['ksize']}"
+        if r["preset"] == CUSTOM:
+            problem = shape
+        elif len(shapes[r["preset"]]) > 1:
+            problem = f"{r['preset']} {shape}"
+        else:
+            problem = r["preset"]
+        labelled.append(dict(r, problem=problem))
+    return labelled
+
+
+def problem_order(rows):
+    """The problems in the rows: presets in the course's order, then the others."""
+    def rank(r):
+        known = r["preset"] in PRESET_ORDER
+        position = PRESET_ORDER.index(r["preset"]) if known else len(PRESET_ORDER)
+        return (position, r["preset"] == CUSTOM, r["preset"], r["h"] * r["w"], r["ksize"])
+    return unique(r["problem"] for r in sorted(rows, key=rank))
+
+
+def series_by_variant(rows):
+    """[(variant, {problem: row})] in the order the harness wrote them, cuDNN last."""
+    variants = unique(r["variant"] for r in rows if r["variant"] != CUDNN)
+    if any(r["variant"] == CUDNN for r in rows):
+        variants.append(CUDNN)
+    return [(v, {r["problem"]: r for r in rows if r["variant"] == v}) for v in variants]
+
+
+def best_per_problem(rows, key):
+    """{problem: the row with the largest key(row)}."""
+    best = {}
+    for r in rows:
+        if r["problem"] not in best or key(r) > key(best[r["problem"]]):
+            best[r["problem"]] = r
+    return best
+
+
+# ---------------------------------------------------------------- the roof
+
+class Roof:
+    """The roofline of one GPU as the rows themselves report it."""
+
+    def __init__(self, bandwidth, peak, bandwidth_seen, peak_seen):
+        self.bandwidth = bandwidth  # GB/s
+        self.peak = peak            # GFLOP/s
+        self.bandwidth_seen = bandwidth_seen  # False: only a lower bound (no memory-bound row)
+        self.peak_seen = peak_seen            # False: only a lower bound (no compute-bound row)
+
+    def bandwidth_text(self):
+        return f"copy bandwidth {'' if self.bandwidth_seen else '>= '}{self.bandwidth:.0f} GB/s"
+
+    def peak_text(self):
+        return f"FP32 peak {'' if self.peak_seen else '>= '}{self.peak:.0f} GFLOP/s"
+
+
+def derive_roof(rows):
+    """The roof (bandwidth, peak) derived from the rows' numbers, or None.
+
+    The harness writes roofline_pct = 100 * roof_time / measured_time, where
+    roof_time = max(bytes / bandwidth, flops / peak). As gflops = flops / measured_time,
+        roof_gflops = gflops * 100 / roofline_pct = flops / roof_time
+                    = min(I * bandwidth, peak),   with I = flops / bytes = gflops / gbps,
+    the roof at that row's arithmetic intensity. Divided by I it gives
+    min(bandwidth, peak / I): the copy bandwidth itself for a memory-bound row, less
+    for a compute-bound one, so the largest over all rows is the bandwidth. The roof
+    itself never exceeds the peak and reaches it on compute-bound rows, so the largest
+    roof_gflops is the peak. Without rows of one kind the value is only a lower bound.
+    """
+    points = [(r["gflops"] * 100.0 / r["roofline_pct"], r["gflops"] / r["gbps"])
+              for r in rows if positive(r["gflops"], r["gbps"], r["roofline_pct"])]
+    if not points:
+        return None
+    bandwidth = max(roof / intensity for roof, intensity in points)
+    peak = max(roof for roof, _ in points)
+    ridge = peak / bandwidth
+    return Roof(bandwidth, peak,
+                bandwidth_seen=any(i < ridge * (1 - ROOF_MARGIN) for _, i in points),
+                peak_seen=any(i > ridge * (1 + ROOF_MARGIN) for _, i in points))
+
+
+def positive(*values):
+    return all(v is not None and v > 0 for v in values)
+
+
+# ---------------------------------------------------------------- drawing helpers
+
+def new_axes(problem_count, series_count=1):
+    width = min(20.0, max(7.0, 2.5 + problem_count * (0.3 * series_count + 0.5)))
+    fig, ax = plt.subplots(figsize=(width, 4.8))
+    ax.grid(axis="y", which="major", alpha=0.3)
+    ax.set_axisbelow(True)
+    return fig, ax
+
+
+def use_log_scale(ax, axis="y"):
+    getattr(ax, f"set_{axis}scale")("log")
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(PlainLogFormatter())
+    target.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+
+
+def variant_colour(index, name):
+    return CUDNN_COLOUR if name == CUDNN else plt.get_cmap("tab10")(index % 10)
+
+
+def bar_style(index, name, failed):
+    style = dict(CUDNN_STYLE) if name == CUDNN else {"facecolor": variant_colour(index, name)}
+    if failed:
+        style["alpha"] = FAIL_ALPHA
+    return style
+
+
+def value_limits(values, log, reference):
+    top = max(values + ([reference] if reference is not None else []))
+    if not log:
+        return 0.0, top * 1.15
+    bottom = min(values + ([reference] if reference is not None else []))
+    return bottom / LOG_PADDING, top * LOG_PADDING
+
+
+def mark_fail(ax, x, value, base):
+    """A red 'x' at the end of a FAIL bar, or at the bottom when it has no value."""
+    style = {"color": FAIL_COLOUR, "fontweight": "bold", "ha": "center"}
+    if value is None:
+        ax.text(x, 0.02, "x", transform=ax.get_xaxis_transform(), va="bottom", **style)
+    elif value >= base:
+        ax.annotate("x", (x, value), xytext=(0, 1), textcoords="offset points",
+                    va="bottom", **style)
+    else:
+        ax.annotate("x", (x, value), xytext=(0, -1), textcoords="offset points",
+                    va="top", **style)
+
+
+def bar_x(series_index, problem_index, series_count):
+    """The centre of a bar: groups sit at 0, 1, 2... and share BAR_GROUP_WIDTH."""
+    width = BAR_GROUP_WIDTH / series_count
+    return problem_index - BAR_GROUP_WIDTH / 2 + (series_index + 0.5) * width
+
+
+def draw_grouped_bars(ax, problems, series, value, base):
+    """One group per problem, one bar per series, from `base` to the value.
+    Returns the legend handles."""
+    width = BAR_GROUP_WIDTH / len(series)
+    handles = []
+    any_fail = False
+    for i, (name, by_problem) in enumerate(series):
+        for j, problem in enumerate(problems):
+            row = by_problem.get(problem)
+            if row is None:
+                continue
+            x = bar_x(i, j, len(series))
+            v = value(row)
+            failed = row["status"] == "FAIL"
+            if v is not None:
+                ax.bar(x, v - base, width, bottom=base, **bar_style(i, name, failed))
+            if failed:
+                mark_fail(ax, x, v, base)
+                any_fail = True
+        handles.append(Patch(label=name, **bar_style(i, name, False)))
+    if any_fail:
+        handles.append(Line2D([], [], color=FAIL_COLOUR, marker="x", linestyle="none",
+                              label="FAIL (wrong result)"))
+    return handles
+
+
+def set_problem_ticks(ax, labels):
+    ax.set_xticks(range(len(labels)))
+    crowded = len(labels) > 6 or any(len(label) > 10 for label in labels)
+    ax.set_xticklabels(labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+
+
+def legend_outside(ax, handles=None, title=None):
+    """Legend right of the axes, so it never covers a bar."""
+    kwargs = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0,
+              "fontsize": "small", "title": title, "title_fontsize": "small"}
+    return ax.legend(handles=handles, **kwargs) if handles else ax.legend(**kwargs)
+
+
+def draw_reference(ax, y, text):
+    ax.axhline(y, color="black", linewidth=1, linestyle="--")
+    ax.annotate(text, (0.005, y), xycoords=("axes fraction", "data"), xytext=(2, 3),
+                textcoords="offset points", fontsize="small", zorder=5,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
+
+
+def lesson_devices(rows):
+    """What ran the lesson's own variants (cuDNN rows only when there is nothing else)."""
+    kernels = [r for r in rows if r["variant"] != CUDNN] or rows
+    return ", ".join(unique(r["device"] for r in kernels))
+
+
+def bar_chart(rows, value, title, ylabel, log, reference=None):
+    """Grouped bars of value(row) per problem and variant, with an optional Reference
+    line; None when no row has a value."""
+    rows = [r for r in rows if value(r) is not None or r["status"] == "FAIL"]
+    values = [value(r) for r in rows if value(r) is not None]
+    if not values:
+        return None
+    problems = problem_order(rows)
+    series = series_by_variant(rows)
+    fig, ax = new_axes(len(problems), len(series))
+    bottom, top = value_limits(values, log, reference.y if reference else None)
+    if log:
+        use_log_scale(ax)
+    base = reference.y if reference and reference.bars_start_here else (bottom if log else 0.0)
+    handles = draw_grouped_bars(ax, problems, series, value, base)
+    ax.set_ylim(bottom, top)
+    if reference:
+        draw_reference(ax, reference.y, reference.text)
+    set_problem_ticks(ax, problems)
+    ax.set_xlabel("problem (preset, or size and filter)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    legend_outside(ax, handles, title="variant")
+    return fig
+
+
+# ---------------------------------------------------------------- the charts
+
+def chart_time(lesson, rows):
+    return bar_chart(rows, lambda r: positive_or_none(r["median_ms"]),
+                     f"{lesson}: median time per kernel (lower is better)\n{lesson_devices(rows)}",
+                     "median time (ms, log scale)", log=True)
+
+
+def chart_roofline_pct(lesson, rows):
+    return bar_chart(rows, lambda r: r["roofline_pct"],
+                     f"{lesson}: % of the roofline (higher is better)\n{lesson_devices(rows)}",
+                     "% of roofline (roofline time / measured time)", log=False,
+                     reference=Reference(100.0, "roofline (100%)", False))
+
+
+def chart_vs_cudnn(lesson, rows):
+    kernels = [r for r in rows if r["variant"] != CUDNN]
+    return bar_chart(kernels, lambda r: positive_or_none(r["vs_cudnn"]),
+                     f"{lesson}: speed-up over cuDNN\n{lesson_devices(kernels)}",
+                     "cuDNN time / kernel time (log scale)", log=True,
+                     reference=Reference(1.0, "faster than cuDNN \u2191  (1.0 = as fast)", True))
+
+
+def gbps(row):
+    return row["gbps"]
+
+
+def positive_or_none(value):
+    return value if positive(value) else None
+
+
+def chart_single_channel(gpu, rows, roof):
+    """GB/s of the best PASS variant of each single-channel lesson, and of cuDNN."""
+    rows = [r for r in rows if r["preset"] in SINGLE_CHANNEL_PRESETS and r["status"] == "PASS"
+            and lesson_number(r["lesson"]) in SINGLE_CHANNEL_LESSONS and positive(r["gbps"])]
+    kernels = [r for r in rows if r["variant"] != CUDNN]
+    if not kernels:
+        return None
+    problems = problem_order(rows)
+    series = [(lesson, best_per_problem([r for r in kernels if r["lesson"] == lesson], gbps))
+              for lesson in sorted(unique(r["lesson"] for r in kernels))]
+    cudnn = [r for r in rows if r["variant"] == CUDNN]
+    if cudnn:  # the lessons each time cuDNN on the same problem: show its best run
+        series.append((CUDNN, best_per_problem(cudnn, gbps)))
+    fig, ax = new_axes(len(problems), len(series))
+    handles = draw_grouped_bars(ax, problems, series, gbps, 0.0)
+    label_bars_with_variant(ax, problems, series)
+    top = max(r["gbps"] for r in rows)
+    if roof:
+        draw_reference(ax, roof.bandwidth, roof.bandwidth_text())
+        top = max(top, roof.bandwidth)
+    ax.set_ylim(0, top * 1.15)
+    set_problem_ticks(ax, problems)
+    ax.set_xlabel("problem (preset: one channel, filter k x k)")
+    ax.set_ylabel("GB/s (minimum bytes / median time)")
+    ax.set_title(f"Single-channel filters: the best kernel of each lesson vs cuDNN\n{gpu}")
+    legend_outside(ax, handles, title="lesson (best variant)")
+    return fig
+
+
+def label_bars_with_variant(ax, problems, series):
+    """The variant's name up the inside of its bar (long names do not fit above it)."""
+    for i, (name, by_problem) in enumerate(series):
+        if name == CUDNN:
+            continue
+        for j, problem in enumerate(problems):
+            row = by_problem.get(problem)
+            if row:
+                ax.annotate(row["variant"], (bar_x(i, j, len(series)), 0), xytext=(0, 4),
+                            textcoords="offset points", rotation=90, ha="center",
+                            va="bottom", fontsize="x-small",
+                            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7,
+                                  "pad": 1})
+
+
+def chart_roofline_model(gpu, rows, roof):
+    """Every PASS GPU row at (intensity, GFLOP/s) under the roof derived from the rows."""
+    points = [r for r in rows if is_gpu_row(r) and r["status"] == "PASS"
+              and positive(r["gflops"], r["gbps"])]
+    if not points or roof is None:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 6))
+    use_log_scale(ax, "x")
+    use_log_scale(ax, "y")
+    lessons = sorted(unique(r["lesson"] for r in points if r["variant"] != CUDNN))
+    problems = problem_order(points)
+    colour = {lesson: variant_colour(i, lesson) for i, lesson in enumerate(lessons)}
+    marker = {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(problems)}
+    for r in points:
+        c = CUDNN_COLOUR if r["variant"] == CUDNN else colour[r["lesson"]]
+        ax.scatter(r["gflops"] / r["gbps"], r["gflops"], color=c, marker=marker[r["problem"]],
+                   s=40, edgecolors="black", linewidths=0.4, zorder=3)
+    ax.set_ylim(min(r["gflops"] for r in points) / LOG_PADDING, roof.peak * LOG_PADDING)
+    draw_roof(ax, roof, [r["gflops"] / r["gbps"] for r in points])
+    ax.set_xlabel("arithmetic intensity (FLOP / byte of minimum traffic)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"Roofline model: every PASS GPU row\n{gpu}")
+    ax.grid(which="major", alpha=0.3)
+    colour_handles = [Line2D([], [], color=colour[lesson], marker="o", linestyle="none",
+                             label=lesson) for lesson in lessons]
+    if any(r["variant"] == CUDNN for r in points):
+        colour_handles.append(Line2D([], [], color=CUDNN_COLOUR, marker="o",
+                                     linestyle="none", label="cuDNN"))
+    ax.add_artist(legend_outside(ax, colour_handles, title="lesson (colour)"))
+    marker_handles = [Line2D([], [], color="black", marker=marker[p], linestyle="none",
+                             markerfacecolor="none", label=p) for p in problems]
+    ax.legend(handles=marker_handles, loc="lower left", bbox_to_anchor=(1.01, 0.0),
+              borderaxespad=0.0, fontsize="small", title="problem (marker)",
+              title_fontsize="small")
+    return fig
+
+
+def draw_roof(ax, roof, intensities):
+    ridge = roof.peak / roof.bandwidth
+    lo = min(intensities + [ridge]) / LOG_PADDING
+    hi = max(intensities + [ridge]) * LOG_PADDING
+    ax.plot([lo, ridge, hi], [lo * roof.bandwidth, roof.peak, roof.peak],
+            color="black", linewidth=1.5, zorder=2)
+    ax.set_xlim(lo, hi)
+    start = math.sqrt(lo * ridge)
+    (x0, y0), (x1, y1) = ax.transData.transform([(start, start * roof.bandwidth),
+                                                 (ridge, roof.peak)])
+    ax.annotate(roof.bandwidth_text(), (start, start * roof.bandwidth), xytext=(0, 6),
+                textcoords="offset points", fontsize="small", ha="center",
+                rotation=math.degrees(math.atan2(y1 - y0, x1 - x0)), rotation_mode="anchor")
+    ax.annotate(roof.peak_text(), (ridge, roof.peak), xytext=(4, 4),
+                textcoords="offset points", fontsize="small")
+
+
+def chart_unet(gpu, rows):
+    """Time per U-Net layer: each lesson-07 variant, cuDNN, and the fastest CPU variant."""
+    rows = [r for r in rows if r["preset"].startswith(UNET_PREFIX)]
+    unet = [r for r in rows if lesson_number(r["lesson"]) == UNET_LESSON]
+    cpu = [r for r in rows if lesson_number(r["lesson"]) == CPU_LESSON and not is_gpu_row(r)
+           and r["status"] == "PASS" and positive(r["median_ms"])]
+    shown = unet + cpu
+    if not any(positive(r["median_ms"]) for r in shown):
+        return None
+    problems = problem_order(shown)
+    series = series_by_variant(unet)
+    if cpu:
+        fastest = best_per_problem(cpu, key=lambda r: -r["median_ms"])
+        series.append((f"CPU, fastest {cpu[0]['lesson']} variant", fastest))
+    fig, ax = new_axes(len(problems), 2)
+    use_log_scale(ax)
+    for i, (name, by_problem) in enumerate(series):
+        xs = [j for j, p in enumerate(problems) if p in by_problem]
+        ys = [positive_or_none(by_problem[problems[j]]["median_ms"]) or math.nan for j in xs]
+        style = {"color": variant_colour(i, name), "marker": "o"}
+        if name == CUDNN:
+            style.update(linestyle="--", marker="s")
+        ax.plot(xs, ys, label=name, **style)
+        for x, y in zip(xs, ys):
+            if by_problem[problems[x]]["status"] == "FAIL":
+                ax.plot(x, y, marker="x", color=FAIL_COLOUR, markersize=12, markeredgewidth=2)
+    if any(r["status"] == "FAIL" for r in unet):
+        ax.plot([], [], marker="x", color=FAIL_COLOUR, linestyle="none",
+                label="FAIL (wrong result)")
+    shapes = {r["problem"]: f"{r['n']}x{r['cin']}x{r['h']}x{r['w']}" for r in shown}
+    set_problem_ticks(ax, [f"{p}\n{shapes[p]}" for p in problems])
+    ax.set_xlabel("U-Net layer (preset: cin x cout; input n x cin x h x w)")
+    ax.set_ylabel("median time (ms, log scale)")
+    ax.set_title(f"U-Net layers: lesson 07 kernels vs cuDNN vs the CPU\n{gpu}")
+    legend_outside(ax, title="variant")
+    return fig
+
+
+# ---------------------------------------------------------------- writing
+
+def slugify(name):
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
+
+
+def save(fig, path):
+    """Writes the PNG under a temporary name in the same folder, then renames it."""
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
+def machine_charts(gpu, rows):
+    """[(file name, build, note)]: every chart of one machine; build() returns a figure or None."""
+    slug = slugify(gpu)
+    rows = with_problem_labels(latest_rows(rows))
+    roof = derive_roof([r for r in rows if is_gpu_row(r)])
+    charts = []
+    for lesson in sorted(unique(r["lesson"] for r in rows)):
+        lesson_rows = [r for r in rows if r["lesson"] == lesson]
+        name = f"{slug}_{re.sub(r'[^A-Za-z0-9_.-]+', '-', lesson)}"
+        for suffix, chart in (("time", chart_time), ("roofline_pct", chart_roofline_pct),
+                              ("vs_cudnn", chart_vs_cudnn)):
+            charts.append((f"{name}_{suffix}.png",
+                           lambda c=chart, n=lesson, r=lesson_rows: c(n, r), ""))
+    charts.append((f"{slug}_single_channel.png",
+                   lambda: chart_single_channel(gpu, rows, roof), ""))
+    roof_note = (f" (roof from the rows: {roof.bandwidth_text()}, {roof.peak_text()})"
+                 if roof else "")
+    charts.append((f"{slug}_roofline_model.png",
+                   lambda: chart_roofline_model(gpu, rows, roof), roof_note))
+    charts.append((f"{slug}_unet.png", lambda: chart_unet(gpu, rows), ""))
+    return charts
+
+
+def default_csvs():
+    return sorted(glob.glob(os.path.join(REPO_ROOT, "results", "*", "bench.csv")))
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description="Plot bench CSVs (one machine per file) as PNG charts.")
+    parser.add_argument("csv", nargs="*", metavar="CSV",
+                        help="bench CSV files (default: results/*/bench.csv)")
+    parser.add_argument("--out", metavar="DIR", default=os.path.join(REPO_ROOT, "docs", "img"),
+                        help="folder for the PNG files (default: docs/img)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    paths = args.csv or default_csvs()
+    if not paths:
+        print("plot.py: no CSV given and none found at results/*/bench.csv", file=sys.stderr)
+        return 2
+    try:
+        tables = [(path, read_rows(path)) for path in paths]
+    except CsvError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 2
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        print(f"plot.py: --out {args.out} is a file, not a folder", file=sys.stderr)
+        return 2
+    written_by = {}
+    for path, rows in tables:
+        if not rows:
+            print(f"{path}: no rows (header only): nothing to plot")
+            continue
+        for gpu, machine_rows in split_by_gpu(rows):
+            if gpu in written_by:
+                print(f"plot.py: note: {written_by[gpu]} and {path} both hold {gpu}: "
+                      f"the charts of {path} replace the others", file=sys.stderr)
+            written_by[gpu] = path
+            for name, build, note in machine_charts(gpu, machine_rows):
+                fig = build()
+                if fig is None:
+                    continue
+                target = os.path.join(args.out, name)
+                try:
+                    os.makedirs(args.out, exist_ok=True)
+                    save(fig, target)
+                except OSError as e:
+                    print(f"plot.py: cannot write {target}: {e.strerror or e}", file=sys.stderr)
+                    return 2
+                print(f"wrote {target}{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+/* Binary PGM/PPM reading and writing: round trips, rounding and clamping, header
+ * comments, and a clear error naming the file for each bad header. Files are
+ * created in the working directory under names carrying the process id.
+ * DATA_DIR (set by CMake) is the folder of the sample images. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "unit.h"
+
+#define NAME_SIZE 256
+#define ERR_SIZE 512
+#define SAMPLE_SIZE 512 /* both sample images are 512x512 */
+
+static void temp_name(char *name, const char *stem, const char *ext)
+{
+    snprintf(name, NAME_SIZE, "test_image_%s.%ld%s", stem, (long)getpid(), ext);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void write_bytes(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fwrite(bytes, 1, n, f);
+        fclose(f);
+    }
+}
+
+/* Reads the whole file into buf; returns its length. */
+static size_t read_bytes(const char *path, unsigned char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, size, f);
+    fclose(f);
+    return n;
+}
+
+/* A header followed by n pixel bytes 0, 1, 2, ... */
+static void write_image(const char *path, const char *header, size_t pixel_bytes)
+{
+    size_t len = strlen(header);
+    unsigned char *buf = malloc(len + pixel_bytes + 1);
+    memcpy(buf, header, len);
+    for (size_t i = 0; i < pixel_bytes; i++)
+        buf[len + i] = (unsigned char)i;
+    write_bytes(path, buf, len + pixel_bytes);
+    free(buf);
+}
+
+static void check_rejected(const char *path, const char *what)
+{
+    struct image img;
+    char err[ERR_SIZE] = "";
+    CHECK(!image_read(path, &img, err, sizeof err));
+    CHECK(strstr(err, path) == err);
+    CHECK(strstr(err, what) != NULL);
+    CHECK(img.data == NULL);
+    if (!strstr(err, what))
+        fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+}
+
+static void pgm_round_trip(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "grey", ".pgm");
+    float pixels[6] = {0, 10, 32, 128, 254, 255};
+    struct image img = {3, 2, 1, pixels};
+    CHECK(image_write(name, &img, err, sizeof err));
+    unsigned char bytes[64];
+    const char *header = "P5\n3 2\n255\n";
+    CHECK(read_bytes(name, bytes, sizeof bytes) == strlen(header) + 6);
+    CHECK(memcmp(bytes, header, strlen(header)) == 0);
+
+    struct image back;
+    CHECK(image_read(name, &back, err, sizeof err));
+    CHECK(back.width == 3 && back.height == 2 && back.planes == 1);
+    CHECK(back.data && memcmp(back.data, pixels, sizeof pixels) == 0);
+    image_free(&back);
+    CHECK(back.data == NULL);
+    remove(name);
+}
+
+static void ppm_round_trip(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "rgb", ".ppm");
+    enum { W = 4, H = 3, PLANE = W * H };
+    float pixels[3 * PLANE];
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < PLANE; i++)
+            pixels[p * PLANE + i] = (float)(p * 80 + i);
+    struct image img = {W, H, 3, pixels};
+    CHECK(image_write(name, &img, err, sizeof err));
+    /* On disk the planes are interleaved: R, G, B of pixel 0, then pixel 1... */
+    unsigned char bytes[128];
+    const char *header = "P6\n4 3\n255\n";
+    size_t hl = strlen(header);
+    CHECK(read_bytes(name, bytes, sizeof bytes) == hl + 3 * PLANE);
+    CHECK(memcmp(bytes, header, hl) == 0);
+    CHECK(bytes[hl] == 0 && bytes[hl + 1] == 80 && bytes[hl + 2] == 160 && bytes[hl + 3] == 1);
+
+    struct image back;
+    CHECK(image_read(name, &back, err, sizeof err));
+    CHECK(back.width == W && back.height == H && back.planes == 3);
+    CHECK(back.data && memcmp(back.data, pixels, sizeof pixels) == 0);
+    image_free(&back);
+    remove(name);
+}
+
+static void rounds_and_clamps(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "clamp", ".pgm");
+    float pixels[8] = {-5.0f, 0.49f, 0.5f, 1.5f, 127.4f, 254.6f, 300.0f, NAN};
+    const float expected[8] = {0, 0, 1, 2, 127, 255, 255, 0};
+    struct image img = {8, 1, 1, pixels};
+    CHECK(image_write(name, &img, err, sizeof err));
+    struct image back;
+    CHECK(image_read(name, &back, err, sizeof err));
+    CHECK(back.data && memcmp(back.data, expected, sizeof expected) == 0);
+    image_free(&back);
+    remove(name);
+}
+
+static void header_comments(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "comments", ".pgm");
+    /* Comments and mixed whitespace between fields; the first pixel bytes are a
+     * newline (10) and a space (32), which must be read as pixels. */
+    const char header[] = "P5 # made by hand\n# a whole comment line\n3\t2 #width height\n255\n";
+    unsigned char file[sizeof header - 1 + 6];
+    memcpy(file, header, sizeof header - 1);
+    const unsigned char pixels[6] = {10, 32, 35, 9, 200, 0};
+    memcpy(file + sizeof header - 1, pixels, sizeof pixels);
+    write_bytes(name, file, sizeof file);
+    struct image img;
+    CHECK(image_read(name, &img, err, sizeof err));
+    CHECK(img.width == 3 && img.height == 2 && img.planes == 1);
+    for (int i = 0; i < 6 && img.data; i++)
+        CHECK(img.data[i] == pixels[i]);
+    image_free(&img);
+    remove(name);
+}
+
+static void rejects_bad_magic(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "magic", ".pgm");
+    write_image(name, "P7\n2 2\n255\n", 4);
+    check_rejected(name, "bad magic");
+    write_image(name, "GIF89a", 16);
+    check_rejected(name, "bad magic");
+    write_image(name, "", 0);
+    check_rejected(name, "bad magic");
+    remove(name);
+}
+
+static void rejects_ascii(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "ascii", ".pgm");
+    write_image(name, "P2\n2 2\n255\n1 2 3 4\n", 0);
+    check_rejected(name, "ASCII PGM/PPM not supported");
+    write_image(name, "P3\n1 1\n255\n1 2 3\n", 0);
+    check_rejected(name, "ASCII PGM/PPM not supported");
+    remove(name);
+}
+
+static void rejects_maxval_65535(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "maxval", ".pgm");
+    write_image(name, "P5\n2 2\n65535\n", 8);
+    check_rejected(name, "maxval is 65535");
+    write_image(name, "P5\n2 2\n0\n", 4);
+    check_rejected(name, "maxval is 0");
+    write_image(name, "P5\n2 2\n255#no space\n", 4);
+    check_rejected(name, "one whitespace byte");
+    remove(name);
+}
+
+static void rejects_truncated_pixels(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "short", ".ppm");
+    write_image(name, "P6\n4 4\n255\n", 4 * 4 * 3 - 1);
+    check_rejected(name, "pixel data is 47 bytes, the header needs 48 (truncated)");
+    write_image(name, "P6\n4 4\n255\n", 0);
+    check_rejected(name, "pixel data is 0 bytes");
+    write_image(name, "P6\n4 4\n255", 0);
+    check_rejected(name, "no pixel data");
+    write_image(name, "P6\n4 4", 0);
+    check_rejected(name, "header ends before the maxval");
+    write_image(name, "P6\n4 4\n255\n", 4 * 4 * 3 + 5);
+    check_rejected(name, "5 bytes after the pixel data");
+    remove(name);
+}
+
+static void rejects_bad_dimensions(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "dims", ".pgm");
+    write_image(name, "P5\n0 4\n255\n", 4);
+    check_rejected(name, "width and height must be positive");
+    write_image(name, "P5\n4 0\n255\n", 4);
+    check_rejected(name, "width and height must be positive");
+    write_image(name, "P5\n-3 4\n255\n", 12);
+    check_rejected(name, "width must be a positive number");
+    write_image(name, "P5\nabc 4\n255\n", 12);
+    check_rejected(name, "width is not a number");
+    write_image(name, "P5\n4 4x\n255\n", 16);
+    check_rejected(name, "height is not a number");
+    write_image(name, "P5\n99999999999 1\n255\n", 16);
+    check_rejected(name, "width is too large");
+    write_image(name, "P5\n65536 65536\n255\n", 16);
+    check_rejected(name, "more than 2147483647 pixels");
+    remove(name);
+}
+
+static void rejects_missing_file(void)
+{
+    check_rejected("no-such-file-for-test_image.pgm", "cannot open");
+}
+
+static void rejects_extension_mismatch(void)
+{
+    char err[ERR_SIZE] = "";
+    float pixels[3] = {1, 2, 3};
+    struct image grey = {1, 1, 1, pixels}, rgb = {1, 1, 3, pixels};
+    char name[NAME_SIZE];
+    temp_name(name, "grey", ".ppm");
+    CHECK(!image_write(name, &grey, err, sizeof err));
+    CHECK(strstr(err, name) == err && strstr(err, ".pgm") != NULL);
+    CHECK(!exists(name));
+    temp_name(name, "rgb", ".pgm");
+    CHECK(!image_write(name, &rgb, err, sizeof err));
+    CHECK(strstr(err, name) == err && strstr(err, ".ppm") != NULL);
+    CHECK(!exists(name));
+    temp_name(name, "png", ".png");
+    CHECK(!image_write(name, &grey, err, sizeof err));
+    CHECK(!exists(name));
+    /* The extension is matched without regard to case. */
+    temp_name(name, "upper", ".PGM");
+    CHECK(image_write(name, &grey, err, sizeof err));
+    CHECK(exists(name));
+    remove(name);
+}
+
+static void reads_sample_images(void)
+{
+    char err[ERR_SIZE] = "";
+    struct image img;
+    CHECK(image_read(DATA_DIR "/camera.pgm", &img, err, sizeof err));
+    CHECK(img.width == SAMPLE_SIZE && img.height == SAMPLE_SIZE && img.planes == 1);
+    image_free(&img);
+    CHECK(image_read(DATA_DIR "/astronaut.ppm", &img, err, sizeof err));
+    CHECK(img.width == SAMPLE_SIZE && img.height == SAMPLE_SIZE && img.planes == 3);
+    /* A colour photograph: the red and blue planes differ. */
+    size_t plane = (size_t)SAMPLE_SIZE * SAMPLE_SIZE;
+    CHECK(img.data && memcmp(img.data, img.data + 2 * plane, plane * sizeof(float)) != 0);
+    image_free(&img);
+}
+
+static const struct unit_case cases[] = {
+    {"pgm_round_trip", pgm_round_trip},
+    {"ppm_round_trip", ppm_round_trip},
+    {"rounds_and_clamps", rounds_and_clamps},
+    {"header_comments", header_comments},
+    {"rejects_bad_magic", rejects_bad_magic},
+    {"rejects_ascii", rejects_ascii},
+    {"rejects_maxval_65535", rejects_maxval_65535},
+    {"rejects_truncated_pixels", rejects_truncated_pixels},
+    {"rejects_bad_dimensions", rejects_bad_dimensions},
+    {"rejects_missing_file", rejects_missing_file},
+    {"rejects_extension_mismatch", rejects_extension_mismatch},
+    {"reads_sample_images", reads_sample_images},
+};
+
+UNIT_MAIN(cases)

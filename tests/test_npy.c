@@ -1,0 +1,368 @@
+/* The .npy reader and writer: round trips, NumPy's 64-byte data alignment, and a
+ * clear error naming the file for every way a header can lie or a file be wrong.
+ * Files are created in the working directory under names carrying the process id. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "npy.h"
+#include "unit.h"
+
+#define NAME_SIZE 256
+#define ERR_SIZE 512
+#define ALIGN 64
+
+static void temp_name(char *name, const char *stem)
+{
+    snprintf(name, NAME_SIZE, "test_npy_%s.%ld.npy", stem, (long)getpid());
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Writes a .npy file by hand: any version, any header dict, any data bytes. */
+static void write_raw(const char *path, int major, const char *dict, const void *data,
+                      size_t data_bytes)
+{
+    size_t prefix = major == 1 ? 10 : 12;
+    size_t unpadded = prefix + strlen(dict) + 1;
+    size_t header_len = strlen(dict) + (ALIGN - unpadded % ALIGN) % ALIGN + 1;
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fwrite("\x93NUMPY", 1, 6, f);
+    fputc(major, f);
+    fputc(0, f);
+    for (size_t i = 0; i < prefix - 8; i++)
+        fputc((int)(header_len >> (8 * i) & 0xff), f);
+    fputs(dict, f);
+    for (size_t i = strlen(dict) + 1; i < header_len; i++)
+        fputc(' ', f);
+    fputc('\n', f);
+    fwrite(data, 1, data_bytes, f);
+    fclose(f);
+}
+
+/* npy_read must fail, name the file, say `what`, and leave no data behind. */
+static void check_rejected(const char *path, const char *what)
+{
+    struct npy_array a;
+    char err[ERR_SIZE] = "";
+    CHECK(!npy_read(path, &a, err, sizeof err));
+    CHECK(strstr(err, path) == err);
+    CHECK(strstr(err, what) != NULL);
+    CHECK(strchr(err, '\n') == NULL);
+    CHECK(a.data == NULL);
+    if (!strstr(err, what))
+        fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+}
+
+static void check_round_trip(const char *stem, int ndim, const size_t *shape)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, stem);
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++)
+        count *= shape[i];
+    float *data = malloc(count * sizeof(float));
+    for (size_t i = 0; i < count; i++)
+        data[i] = (float)i * 0.37f - 5.0f;
+    if (count > 1) {
+        data[0] = -0.0f;
+        data[1] = 3.4e38f;
+    }
+    CHECK(npy_write(name, data, ndim, shape, err, sizeof err));
+
+    struct npy_array a;
+    CHECK(npy_read(name, &a, err, sizeof err));
+    CHECK(a.ndim == ndim);
+    CHECK(a.count == count);
+    for (int i = 0; i < ndim; i++)
+        CHECK(a.shape[i] == shape[i]);
+    CHECK(a.data != NULL && memcmp(a.data, data, count * sizeof(float)) == 0);
+    npy_free(&a);
+    CHECK(a.data == NULL && a.count == 0);
+    free(data);
+    remove(name);
+}
+
+static void round_trip_1d(void)
+{
+    size_t shape[] = {5};
+    check_round_trip("1d", 1, shape);
+}
+
+static void round_trip_2d(void)
+{
+    size_t shape[] = {3, 4};
+    check_round_trip("2d", 2, shape);
+}
+
+static void round_trip_4d(void)
+{
+    size_t shape[] = {2, 3, 5, 7};
+    check_round_trip("4d", 4, shape);
+}
+
+static void round_trip_scalar_and_empty(void)
+{
+    check_round_trip("0d", 0, NULL);
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "empty");
+    size_t shape[] = {0, 3};
+    CHECK(npy_write(name, NULL, 2, shape, err, sizeof err));
+    struct npy_array a;
+    CHECK(npy_read(name, &a, err, sizeof err));
+    CHECK(a.ndim == 2 && a.shape[0] == 0 && a.shape[1] == 3 && a.count == 0 && a.data == NULL);
+    npy_free(&a);
+    remove(name);
+}
+
+static void data_offset_aligned(void)
+{
+    size_t shapes[][NPY_MAX_DIMS] = {{7}, {3, 4}, {123456, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8}};
+    int ndims[] = {1, 2, 3, 8};
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "align");
+    float *zeros = calloc(123456 * 7 * 8, sizeof(float));
+    for (int s = 0; s < 4; s++) {
+        CHECK(npy_write(name, zeros, ndims[s], shapes[s], err, sizeof err));
+        unsigned char head[ALIGN * 2];
+        FILE *f = fopen(name, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            break;
+        size_t got = fread(head, 1, sizeof head, f);
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        fclose(f);
+        CHECK(got >= 10 && memcmp(head, "\x93NUMPY\x01\x00", 8) == 0);
+        size_t header_len = head[8] | (size_t)head[9] << 8;
+        size_t data_start = 10 + header_len;
+        CHECK(data_start % ALIGN == 0);
+        CHECK(data_start <= got && head[data_start - 1] == '\n');
+        const char *dict_start = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+        CHECK(memcmp(head + 10, dict_start, strlen(dict_start)) == 0);
+        size_t count = 1;
+        for (int i = 0; i < ndims[s]; i++)
+            count *= shapes[s][i];
+        CHECK((size_t)size == data_start + count * sizeof(float));
+    }
+    free(zeros);
+    remove(name);
+}
+
+static void reads_v2_header(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "v2");
+    float data[6] = {1, 2, 3, 4, 5, 6};
+    /* Keys in another order, double quotes, no trailing comma: still a valid dict. */
+    write_raw(name, 2, "{'shape': (2, 3), \"fortran_order\": False, 'descr': '<f4'}", data,
+              sizeof data);
+    struct npy_array a;
+    CHECK(npy_read(name, &a, err, sizeof err));
+    CHECK(a.ndim == 2 && a.shape[0] == 2 && a.shape[1] == 3 && a.count == 6);
+    CHECK(a.data && memcmp(a.data, data, sizeof data) == 0);
+    npy_free(&a);
+    write_raw(name, 3, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", data,
+              sizeof data);
+    CHECK(npy_read(name, &a, err, sizeof err));
+    CHECK(a.ndim == 1 && a.shape[0] == 6 && a.data && a.data[5] == 6.0f);
+    npy_free(&a);
+    remove(name);
+}
+
+static void rejects_bad_magic(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "magic");
+    FILE *f = fopen(name, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("PK\x03\x04 this is a zip file, not an npy", f);
+        fclose(f);
+    }
+    check_rejected(name, "bad magic");
+    remove(name);
+}
+
+static void rejects_unsupported_version(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "version");
+    float data[2] = {0};
+    write_raw(name, 4, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", data,
+              sizeof data);
+    check_rejected(name, "version 4.0");
+    remove(name);
+}
+
+static void rejects_f8_dtype(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "f8");
+    double data[4] = {0};
+    write_raw(name, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", data,
+              sizeof data);
+    check_rejected(name, "dtype is '<f8', expected '<f4' (float32)");
+    write_raw(name, 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", data,
+              4 * sizeof(int32_t));
+    check_rejected(name, "dtype is '<i4'");
+    remove(name);
+}
+
+static void rejects_big_endian(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "be");
+    float data[4] = {0};
+    write_raw(name, 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", data,
+              sizeof data);
+    check_rejected(name, "dtype is '>f4'");
+    remove(name);
+}
+
+static void rejects_fortran_order(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "fortran");
+    float data[4] = {0};
+    write_raw(name, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", data,
+              sizeof data);
+    check_rejected(name, "fortran_order is True");
+    remove(name);
+}
+
+static void rejects_truncated_data(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "short");
+    float data[12] = {0};
+    write_raw(name, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", data,
+              11 * sizeof(float));
+    check_rejected(name, "data is 44 bytes but shape (3, 4) needs 48 (file truncated)");
+    /* A header claiming a huge array must fail on length, not try to allocate it. */
+    write_raw(name, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 100), }",
+              data, sizeof data);
+    check_rejected(name, "file truncated");
+    remove(name);
+}
+
+static void rejects_extra_data(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "long");
+    float data[13] = {0};
+    write_raw(name, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", data,
+              sizeof data);
+    check_rejected(name, "header does not match data");
+    remove(name);
+}
+
+static void rejects_malformed_header(void)
+{
+    static const char *const dicts[] = {
+        "{'descr': '<f4', 'fortran_order': False}",                       /* no shape */
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}", /* unknown key */
+        "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4)}", /* an int, not a tuple */
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,)}",
+        "{'descr': '<f4', 'fortran_order': 0, 'shape': (4,)}",
+        "{'descr': '<f4, 'fortran_order': False, 'shape': (4,)}",
+        "{'descr': '<f4' 'fortran_order': False, 'shape': (4,)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4,)} trailing",
+        "'descr': '<f4', 'fortran_order': False, 'shape': (4,)",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4,,)}",
+    };
+    char name[NAME_SIZE];
+    temp_name(name, "malformed");
+    float data[4] = {0};
+    for (size_t i = 0; i < sizeof dicts / sizeof dicts[0]; i++) {
+        write_raw(name, 1, dicts[i], data, sizeof data);
+        check_rejected(name, "malformed header");
+    }
+    remove(name);
+}
+
+static void rejects_bad_shape(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "shape");
+    float data[1] = {0};
+    write_raw(name, 1,
+              "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }",
+              data, sizeof data);
+    check_rejected(name, "more than 8 dimensions");
+    write_raw(name, 1,
+              "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+              data, sizeof data);
+    check_rejected(name, "too many elements");
+    write_raw(name, 1,
+              "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }",
+              data, sizeof data);
+    check_rejected(name, "too large");
+    remove(name);
+}
+
+static void rejects_missing_file(void)
+{
+    check_rejected("no-such-file-for-test_npy.npy", "cannot open");
+}
+
+static void failed_write_leaves_no_file(void)
+{
+    char err[ERR_SIZE] = "";
+    float data[4] = {1, 2, 3, 4};
+    size_t shape[] = {4};
+    const char *missing = "no-such-folder-for-test_npy/out.npy";
+    CHECK(!npy_write(missing, data, 1, shape, err, sizeof err));
+    CHECK(strstr(err, missing) == err);
+    CHECK(!exists(missing));
+
+    /* The rename onto a directory fails after the data is written: no temp file
+     * may be left behind. */
+    char dir[NAME_SIZE], tmp[NAME_SIZE + 32];
+    temp_name(dir, "dir");
+    CHECK(mkdir(dir, 0700) == 0);
+    CHECK(!npy_write(dir, data, 1, shape, err, sizeof err));
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
+    CHECK(!exists(tmp));
+    rmdir(dir);
+
+    char name[NAME_SIZE];
+    temp_name(name, "ndim");
+    size_t big[NPY_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    CHECK(!npy_write(name, data, NPY_MAX_DIMS + 1, big, err, sizeof err));
+    CHECK(!exists(name));
+}
+
+static const struct unit_case cases[] = {
+    {"round_trip_1d", round_trip_1d},
+    {"round_trip_2d", round_trip_2d},
+    {"round_trip_4d", round_trip_4d},
+    {"round_trip_scalar_and_empty", round_trip_scalar_and_empty},
+    {"data_offset_aligned", data_offset_aligned},
+    {"reads_v2_header", reads_v2_header},
+    {"rejects_bad_magic", rejects_bad_magic},
+    {"rejects_unsupported_version", rejects_unsupported_version},
+    {"rejects_f8_dtype", rejects_f8_dtype},
+    {"rejects_big_endian", rejects_big_endian},
+    {"rejects_fortran_order", rejects_fortran_order},
+    {"rejects_truncated_data", rejects_truncated_data},
+    {"rejects_extra_data", rejects_extra_data},
+    {"rejects_malformed_header", rejects_malformed_header},
+    {"rejects_bad_shape", rejects_bad_shape},
+    {"rejects_missing_file", rejects_missing_file},
+    {"failed_write_leaves_no_file", failed_write_leaves_no_file},
+};
+
+UNIT_MAIN(cases)

@@ -1,0 +1,118 @@
+#!/bin/sh
+# Tests plots/plot.py on tests/data/sample_bench.csv: the charts it must draw and skip,
+# the roof it must derive from the rows (the sample was made with a 3000 GB/s copy
+# bandwidth and a 60000 GFLOP/s peak), and how it refuses a bad or missing CSV.
+#
+#   tests/test_plot.sh PYTHON PLOT_PY SAMPLE_CSV     (exit 77: PYTHON has no matplotlib)
+set -eu
+
+if [ $# -ne 3 ]; then
+    echo "usage: $0 PYTHON PLOT_PY SAMPLE_CSV" >&2
+    exit 2
+fi
+python=$1
+plot=$2
+sample=$3
+
+if ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+    echo "matplotlib not available: skipped"
+    exit 77
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/test_plot.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Runs plot.py with the given arguments; sets $rc, output in $work/stdout and $work/stderr.
+run_plot() {
+    rc=0
+    "$python" "$plot" "$@" >"$work/stdout" 2>"$work/stderr" || rc=$?
+}
+
+png_count() {
+    if [ -d "$1" ]; then find "$1" -type f -name '*.png' | wc -l | tr -d ' '; else echo 0; fi
+}
+
+is_png() {
+    [ -s "$1" ] && [ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ]
+}
+
+slug=nvidia-h100-80gb-hbm3
+expected="
+${slug}_01_cpu_direct_time.png
+${slug}_02_gpu_naive_time.png
+${slug}_02_gpu_naive_roofline_pct.png
+${slug}_02_gpu_naive_vs_cudnn.png
+${slug}_04_shared_tiling_time.png
+${slug}_04_shared_tiling_roofline_pct.png
+${slug}_04_shared_tiling_vs_cudnn.png
+${slug}_05_register_tiling_time.png
+${slug}_05_register_tiling_roofline_pct.png
+${slug}_05_register_tiling_vs_cudnn.png
+${slug}_07_multichannel_time.png
+${slug}_07_multichannel_roofline_pct.png
+${slug}_07_multichannel_vs_cudnn.png
+${slug}_single_channel.png
+${slug}_roofline_model.png
+${slug}_unet.png"
+
+# The sample: every expected chart, nothing more (lesson 01 runs on the CPU: no roofline,
+# no cuDNN ratio, so those two charts are skipped), no temporary file left behind.
+out=$work/out
+run_plot "$sample" --out "$out"
+[ "$rc" -eq 0 ] || fail "plot.py exited $rc on $sample: $(cat "$work/stderr")"
+count=0
+for name in $expected; do
+    count=$((count + 1))
+    is_png "$out/$name" || fail "$name missing, empty or not a PNG"
+    grep -q "^wrote .*/$name" "$work/stdout" || fail "no stdout line for $name"
+done
+[ "$(png_count "$out")" -eq "$count" ] || fail "expected $count PNG files, found $(ls "$out")"
+[ "$(grep -c '^wrote ' "$work/stdout")" -eq "$count" ] || fail "expected $count 'wrote' lines"
+for file in "$out"/* "$out"/.[!.]*; do
+    case $file in
+    *.png | "$out/*" | "$out/.[!.]*") ;;
+    *) fail "leftover file $file" ;;
+    esac
+done
+
+roof_line=$(grep "_roofline_model.png" "$work/stdout")
+case $roof_line in
+*"copy bandwidth 3000 GB/s"*) ;;
+*) fail "derived bandwidth is not 3000 GB/s: $roof_line" ;;
+esac
+case $roof_line in
+*"FP32 peak 60000 GFLOP/s"*) ;;
+*) fail "derived peak is not 60000 GFLOP/s: $roof_line" ;;
+esac
+
+# A CSV with another header: exit 2, one stderr line naming it, no PNG, even when a
+# good CSV comes first on the command line.
+bad=$work/bad_header.csv
+sed '1s/median_ms/median_us/' "$sample" >"$bad"
+run_plot "$sample" "$bad" --out "$work/out_bad"
+[ "$rc" -eq 2 ] || fail "wrong header: exit $rc, expected 2"
+[ "$(wc -l <"$work/stderr" | tr -d ' ')" -eq 1 ] || fail "wrong header: stderr is not one line: $(cat "$work/stderr")"
+grep -q "bad_header.csv" "$work/stderr" || fail "wrong header: stderr does not name the file"
+[ "$(png_count "$work/out_bad")" -eq 0 ] || fail "wrong header: PNG files were written"
+
+# A missing CSV: exit 2, one line naming it.
+run_plot "$work/no_such.csv" --out "$work/out_missing"
+[ "$rc" -eq 2 ] || fail "missing CSV: exit $rc, expected 2"
+[ "$(wc -l <"$work/stderr" | tr -d ' ')" -eq 1 ] || fail "missing CSV: stderr is not one line"
+grep -q "no_such.csv" "$work/stderr" || fail "missing CSV: stderr does not name the file"
+
+# A CSV holding only the header: a message, exit 0, no PNG.
+empty=$work/header_only.csv
+head -n 1 "$sample" >"$empty"
+run_plot "$empty" --out "$work/out_empty"
+[ "$rc" -eq 0 ] || fail "header-only CSV: exit $rc, expected 0"
+grep -q "header_only.csv" "$work/stdout" || fail "header-only CSV: no message naming it"
+[ "$(png_count "$work/out_empty")" -eq 0 ] || fail "header-only CSV: PNG files were written"
+
+echo "test_plot: PASS ($count charts)"
