@@ -4,6 +4,7 @@
 #   2. the full ctest suite: CPU and GPU tests, compute-sanitizer memcheck, racecheck
 #      and synccheck on every GPU lesson at small sizes
 #   3. the full benchmark sweep (scripts/bench.sh --full) and its plots
+#   4. cuBLAS's SGEMM rate (tools/sgemm_rate.c), which lesson 07 is measured against
 # Logs, the CSV and the plots (as one archive) go to $OUT when it is set (the device
 # tool's folder), else to build/gpu-check. Commit the CSV as results/<gpu>/bench.csv.
 set -u
@@ -39,6 +40,8 @@ step test make -C "$root" test ARCH="$arch"
 grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/test.log" | tail -n 40 | tee -a "$summary"
 step bench "$root/scripts/bench.sh" --full "$root/build" "$work"
 grep -E "^(lesson|problem|==|skipped)|FAIL" "$out/bench.log" | tail -n 60 >>"$summary"
+step sgemm "$root/build/bin/sgemm_rate"
+cat "$out/sgemm.log" >>"$summary"
 cp "$work/bench.csv" "$out/bench.csv" 2>/dev/null
 [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img
 echo "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)" | tee -a "$summary"

@@ -1,0 +1,35 @@
+/* Lesson 03: the filter in __constant__ memory, first with the radius known only at
+ * run time, then with a compile-time radius so the loops unroll. */
+#include "kernels.h"
+#include "lesson.h"
+
+static const struct conv_variant variants[] = {
+    {.name = "const_runtime",
+     .what = "lesson 02's 32x8 kernel with the filter in __constant__ memory",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .prepare = copy_filter_to_constant,
+     .run = launch_conv2d_const},
+    {.name = "const_unrolled",
+     .what = "the same with a compile-time radius (ksize 1..15) so both loops unroll",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .prepare = copy_filter_to_constant,
+     .run = launch_conv2d_const_unrolled},
+};
+
+static const struct lesson lesson = {
+    .name = "03_constant_memory",
+    .title = "The filter in constant memory; run-time vs compile-time radius",
+    .target = TARGET_GPU,
+    .variants = variants,
+    .variant_count = sizeof variants / sizeof variants[0],
+    .default_preset = "seed000",
+    .image_variant = "const_unrolled",
+    .min_compute_capability = 75,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(&lesson, argc, argv);
+}
