@@ -109,10 +109,10 @@ static void print_header(const struct run *r)
     printf("\n");
 }
 
-static struct roofline roofline_of(const struct run *r)
+static struct roofline roofline_for(const struct run *r, double flops)
 {
-    struct roofline roof = {conv_min_bytes(&r->host.shape), conv_flops(&r->host.shape),
-                            r->gpu.copy_gbps, r->gpu.peak_gflops};
+    struct roofline roof = {conv_min_bytes(&r->host.shape), flops, r->gpu.copy_gbps,
+                            r->gpu.peak_gflops};
     return roof;
 }
 
@@ -125,7 +125,7 @@ static void print_problem(const struct run *r)
            s->bias ? "bias" : "no bias", conv_min_bytes(s) / 1e9, conv_flops(s) / 1e9,
            (unsigned long long)r->opts.seed);
     if (r->have_gpu) {
-        struct roofline roof = roofline_of(r);
+        struct roofline roof = roofline_for(r, conv_flops(s));
         size_t set_mb = buffer_set_bytes(s) >> 20;
         printf("roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
                roofline_memory_bound(&roof) ? "memory" : "compute");
@@ -164,12 +164,14 @@ static void check_into(struct run *r, struct result_row *row)
         r->failures++;
 }
 
-static void fill_rates(const struct run *r, struct result_row *row, bool gpu_row)
+/* Rates and roofline of the variant's own algorithm: the direct FLOP count unless
+ * the variant says it does less. */
+static void fill_rates(const struct run *r, struct result_row *row, double flops, bool gpu_row)
 {
     const struct conv_shape *s = &r->host.shape;
     row->gbps = achieved_gbps(conv_min_bytes(s), row->time.median_ms);
-    row->gflops = achieved_gflops(conv_flops(s), row->time.median_ms);
-    struct roofline roof = roofline_of(r);
+    row->gflops = achieved_gflops(flops, row->time.median_ms);
+    struct roofline roof = roofline_for(r, flops);
     row->roofline_pct = gpu_row ? roofline_percent(&roof, row->time.median_ms) : NAN;
     row->cudnn_ms = r->cudnn_ms;
 }
@@ -228,7 +230,8 @@ static struct result_row bench_variant(struct run *r, const struct conv_variant 
         row.time = timing_from_samples(samples, r->opts.reps);
         free(samples);
     }
-    fill_rates(r, &row, gpu);
+    double flops = v->flops ? v->flops(&r->host.shape) : conv_flops(&r->host.shape);
+    fill_rates(r, &row, flops, gpu);
     return row;
 }
 
@@ -256,7 +259,7 @@ static void bench_cudnn(struct run *r)
     check_into(r, &row);
     row.time = gpu_time(enqueue_cudnn, c, &r->buffers, r->opts.warmup, r->opts.reps);
     r->cudnn_ms = row.time.median_ms;
-    fill_rates(r, &row, true);
+    fill_rates(r, &row, conv_flops(&r->host.shape), true);
     printf("(cuDNN algorithm: %s, conv without bias)\n", cudnn_conv_algorithm(c));
     emit(r, &row);
     cudnn_conv_destroy(c);

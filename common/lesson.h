@@ -34,6 +34,9 @@ struct conv_variant {
     double max_gflop;
     /* CPU: runs on every OpenMP thread (the device column says how many). */
     bool parallel;
+    /* Optional: FLOPs of this variant's algorithm when it does fewer than the direct
+     * 2*n*cout*h*w*cin*k^2 (separable filters); GFLOP/s and the roofline use it. */
+    double (*flops)(const struct conv_shape *s);
 };
 
 enum lesson_target { TARGET_CPU, TARGET_GPU };

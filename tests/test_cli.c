@@ -11,12 +11,18 @@ static void dummy_run(const struct conv_args *a)
 }
 
 static const struct conv_variant variants[] = {
-    {"first", "a variant", DTYPE_FP32, NULL, NULL, dummy_run, 0, false},
-    {"second", "another", DTYPE_FP32, NULL, NULL, dummy_run, 0, false},
+    {.name = "first", .what = "a variant", .run = dummy_run},
+    {.name = "second", .what = "another", .run = dummy_run},
 };
 
-static const struct lesson lesson = {
-    "99_test", "flag parsing", TARGET_GPU, variants, 2, "big3", "first", 75, false, NULL};
+static const struct lesson lesson = {.name = "99_test",
+                                     .title = "flag parsing",
+                                     .target = TARGET_GPU,
+                                     .variants = variants,
+                                     .variant_count = 2,
+                                     .default_preset = "big3",
+                                     .image_variant = "first",
+                                     .min_compute_capability = 75};
 
 #define MAX_ARGS 32
 
