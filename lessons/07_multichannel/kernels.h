@@ -1,0 +1,34 @@
+/* The launchers of lesson 07, one file per idea. Each enqueues its kernel on the
+ * default stream for the shape in a->shape; a->input, weights, bias and output are
+ * device pointers, bias is NULL when the layer has none. */
+#ifndef KERNELS_H
+#define KERNELS_H
+
+#include "lesson.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One thread per output, every operand read from global memory (conv_direct.cu). */
+void launch_conv2d_direct(const struct conv_args *a);
+
+/* An input tile + halo in shared memory, reused by a block of output channels
+ * (conv_smem_input.cu). */
+void launch_conv2d_smem_input(const struct conv_args *a);
+
+/* Each thread holds 8 output channels x 4 pixels in registers; weights staged in
+ * shared memory per input-channel chunk (conv_reg_block.cu). */
+void launch_conv2d_reg_block(const struct conv_args *a);
+
+/* The convolution as a GEMM whose right-hand matrix is gathered on the fly
+ * (conv_implicit_gemm.cu). prepare lays the weights out as a [cin*ksize^2][cout]
+ * matrix in a device buffer it owns; run reads only that copy of the weights. */
+void prepare_conv2d_implicit_gemm(const struct conv_args *a);
+void launch_conv2d_implicit_gemm(const struct conv_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

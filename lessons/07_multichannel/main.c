@@ -1,0 +1,48 @@
+/* Lesson 07: a real network layer. Batched NCHW input with cin channels, cout
+ * output channels, any odd filter size, "same" padding and a bias per output
+ * channel, run on the ten U-Net layers of the seed report. Four variants, each
+ * adding one idea to the one before: one thread per output; an input tile in
+ * shared memory shared by 8 output channels; 8 channels x 4 pixels per thread
+ * with the weights in shared memory; and the layer as an implicit GEMM.
+ *
+ *   build/bin/07_multichannel --preset unet-128x128
+ *   build/bin/07_multichannel --preset unet-3x64 --variant implicit_gemm
+ */
+#include "kernels.h"
+#include "lesson.h"
+
+static const struct conv_variant variants[] = {
+    {.name = "direct",
+     .what = "one thread per output, every operand read from global memory",
+     .dtype = DTYPE_FP32,
+     .run = launch_conv2d_direct},
+    {.name = "smem_input",
+     .what = "16x16 input tile + halo in shared memory, 8 output channels per thread",
+     .dtype = DTYPE_FP32,
+     .run = launch_conv2d_smem_input},
+    {.name = "reg_block",
+     .what = "8 channels x 4 pixels per thread, input and weights in shared memory",
+     .dtype = DTYPE_FP32,
+     .run = launch_conv2d_reg_block},
+    {.name = "implicit_gemm",
+     .what = "implicit GEMM: 128x128 block tiles, 8x8 per thread, double-buffered",
+     .dtype = DTYPE_FP32,
+     .prepare = prepare_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm},
+};
+
+static const struct lesson lesson = {
+    .name = "07_multichannel",
+    .title = "multi-channel convolution with bias: channel blocking, register tiles, implicit GEMM",
+    .target = TARGET_GPU,
+    .variants = variants,
+    .variant_count = (int)(sizeof variants / sizeof variants[0]),
+    .default_preset = "unet-128x128",
+    .image_variant = "implicit_gemm",
+    .min_compute_capability = 75,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(&lesson, argc, argv);
+}
