@@ -8,25 +8,11 @@
  */
 #include <stdint.h>
 
-#include "conv_problem.h"
 #include "cuda_check.h"
+#include "implicit_gemm_tile.cuh"
 #include "kernels.h"
 
-#define GEMM_BM 128      /* output channels per block tile */
-#define GEMM_BM_SMALL 64 /* the tile height for layers with at most 64 output channels */
-#define GEMM_BN 128      /* pixels per block tile */
-#define GEMM_BK 8        /* reduction depth of one staged slice */
-#define GEMM_TM 8        /* output channels per thread */
-#define GEMM_TN 8        /* pixels per thread */
-#define WARP_ROWS 4      /* a warp computes 4 x 8 threads' worth of outputs */
-#define WARP_COLS 8
-/* One thread per 8x8 outputs of a BM x GEMM_BN block tile. */
-#define GEMM_THREADS(BM) ((BM)*GEMM_BN / (GEMM_TM * GEMM_TN))
-/* Two blocks of 256 threads (four of 128) per SM caps a thread at 128 registers. */
-#define GEMM_THREADS_PER_SM 512
-/* A pixel past the end of the batch gets this row, which no filter tap (|dy| <= 15)
- * brings back into the image, so its loads are skipped like padding. */
-#define OUTSIDE_ROW (-2 * MAX_KSIZE)
+#define GEMM_BK 8 /* reduction depth of one staged slice */
 #define TRANSPOSE_BLOCK 256
 #define TRANSPOSE_MAX_BLOCKS 65536
 
@@ -36,9 +22,9 @@
 static float *weight_matrix;
 static size_t weight_matrix_bytes;
 
-static int padded_cout(const struct conv_shape *s)
+const float *implicit_gemm_matrix(void)
 {
-    return (s->cout + 3) / 4 * 4;
+    return weight_matrix;
 }
 
 /* Row l of the matrix is tap l / cin of input channel l % cin: consecutive rows
@@ -74,52 +60,6 @@ extern "C" void prepare_conv2d_implicit_gemm(const struct conv_args *a)
     CUDA_CHECK_LAUNCH();
 }
 
-/* Where output pixel p (any image of the batch) reads its input: the offset of
- * (image, channel 0, y, x), and y and x to test against the image borders. Kept
- * in a per-block shared table rather than 12 registers per thread, which the
- * 8x8 accumulators cannot spare. */
-struct __align__(16) pixel_origin
-{
-    int base, y, x, unused; /* 16 bytes: one shared-memory load */
-};
-/* One reduction row of the X tile: input channel c under tap (dy, dx), both
- * relative to the output pixel. dy > pad marks a row past the end of the depth. */
-struct gather_row {
-    int c, dy, dx;
-};
-
-__device__ struct pixel_origin find_pixel(const struct conv_shape *s, unsigned p)
-{
-    const int plane = s->h * s->w;
-    const int image = (int)(p / plane), yx = (int)(p % plane);
-    struct pixel_origin o = {image * s->cin * plane + yx, yx / s->w, yx % s->w, 0};
-    if (p >= (unsigned)(s->n * plane))
-        o.y = OUTSIDE_ROW;
-    return o;
-}
-
-__device__ struct gather_row first_row(const struct conv_shape *s, int l)
-{
-    const int tap = l / s->cin, pad = s->ksize / 2;
-    struct gather_row r = {l % s->cin, tap / s->ksize - pad, tap % s->ksize - pad};
-    return r;
-}
-
-/* Moves a row GEMM_BK further down the depth: next channels, and the next tap
- * each time the channels run out (several times when cin < GEMM_BK). */
-__device__ void advance_row(struct gather_row *r, const struct conv_shape *s)
-{
-    const int pad = s->ksize / 2;
-    r->c += GEMM_BK;
-    while (r->c >= s->cin) {
-        r->c -= s->cin;
-        if (++r->dx > pad) {
-            r->dx = -pad;
-            r->dy++;
-        }
-    }
-}
-
 /* One row of the X tile for the thread's pixels (lane + 32 j of the block's);
  * zero where the tap falls in the padding, past the batch, or past the depth. */
 __device__ void gather(float v[GEMM_BN / 32], const float *__restrict__ input,
@@ -134,51 +74,6 @@ __device__ void gather(float v[GEMM_BN / 32], const float *__restrict__ input,
         const bool inside = row_inside && (unsigned)(o.y + r->dy) < (unsigned)s->h &&
                             (unsigned)(o.x + r->dx) < (unsigned)s->w;
         v[j] = inside ? __ldg(input + o.base + offset) : 0.0f;
-    }
-}
-
-/* Adds bias and writes the thread's 8 channels x 8 pixels: channels
- * m0 + {4ty..4ty+3, BM/2+4ty..}, pixels p0 + {4tx..4tx+3, BN/2+4tx..}. */
-template <int BM>
-__device__ void store_tile(float *__restrict__ output, const float *__restrict__ bias,
-                           const struct conv_shape *s, float sum[GEMM_TM][GEMM_TN], int m0,
-                           unsigned p0, int ty, int tx, bool vector_stores)
-{
-    const int plane = s->h * s->w;
-    int k[GEMM_TM];
-    float b[GEMM_TM];
-#pragma unroll
-    for (int i = 0; i < GEMM_TM; i++) {
-        k[i] = m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
-        b[i] = bias && k[i] < s->cout ? bias[k[i]] : 0.0f;
-    }
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-        const unsigned p = p0 + half * (GEMM_BN / 2) + tx * 4;
-        if (vector_stores) {
-            /* plane % 4 == 0: the 4 pixels are in one image and 16-byte aligned. */
-            if (p >= (unsigned)(s->n * plane))
-                continue;
-            const int at = (int)(p / plane) * s->cout * plane + (int)(p % plane);
-#pragma unroll
-            for (int i = 0; i < GEMM_TM; i++)
-                if (k[i] < s->cout)
-                    *(float4 *)(output + at + k[i] * plane) =
-                        make_float4(sum[i][half * 4] + b[i], sum[i][half * 4 + 1] + b[i],
-                                    sum[i][half * 4 + 2] + b[i], sum[i][half * 4 + 3] + b[i]);
-        } else {
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const unsigned q = p + j;
-                if (q >= (unsigned)(s->n * plane))
-                    break;
-                const int at = (int)(q / plane) * s->cout * plane + (int)(q % plane);
-#pragma unroll
-                for (int i = 0; i < GEMM_TM; i++)
-                    if (k[i] < s->cout)
-                        output[at + k[i] * plane] = sum[i][half * 4 + j] + b[i];
-            }
-        }
     }
 }
 
@@ -205,9 +100,8 @@ __global__ void __launch_bounds__(GEMM_THREADS(BM), GEMM_THREADS_PER_SM / GEMM_T
     const unsigned p0 = blockIdx.x * GEMM_BN; /* p0 + 127 may pass INT_MAX */
     const int depth = s.cin * s.ksize * s.ksize;
 
-    /* Thread (ty, tx) owns channels 4ty.. and BM/2+4ty.., pixels 4tx.. and 64+4tx..;
-     * a warp's 4 x 8 threads then read 4 + 8 distinct float4 per step: no bank
-     * conflicts, and broadcasts for the rest. */
+    /* Thread (ty, tx) owns channels 4ty.. and BM/2+4ty.., pixels 4tx.. and 64+4tx..
+     * (multiply_slice). */
     const int ty = warp / WARPS_X * WARP_ROWS + lane / WARP_COLS;
     const int tx = warp % WARPS_X * WARP_COLS + lane % WARP_COLS;
 
@@ -235,7 +129,7 @@ __global__ void __launch_bounds__(GEMM_THREADS(BM), GEMM_THREADS_PER_SM / GEMM_T
 #pragma unroll
     for (int i = 0; i < B_ROWS; i++) {
         gather(x_next[i], input, &s, pixel_table, &rows[i]);
-        advance_row(&rows[i], &s);
+        advance_row(&rows[i], &s, GEMM_BK);
     }
     *(float4 *)&w_tile[0][w_row][w_col] = w_next;
 #pragma unroll
@@ -257,25 +151,10 @@ __global__ void __launch_bounds__(GEMM_THREADS(BM), GEMM_THREADS_PER_SM / GEMM_T
 #pragma unroll
             for (int i = 0; i < B_ROWS; i++) {
                 gather(x_next[i], input, &s, pixel_table, &rows[i]);
-                advance_row(&rows[i], &s);
+                advance_row(&rows[i], &s, GEMM_BK);
             }
         }
-#pragma unroll
-        for (int kk = 0; kk < GEMM_BK; kk++) {
-            const float4 a_lo = *(const float4 *)&w_tile[buf][kk][ty * 4];
-            const float4 a_hi = *(const float4 *)&w_tile[buf][kk][BM / 2 + ty * 4];
-            const float4 b_lo = *(const float4 *)&x_tile[buf][kk][tx * 4];
-            const float4 b_hi = *(const float4 *)&x_tile[buf][kk][GEMM_BN / 2 + tx * 4];
-            const float a[GEMM_TM] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w,
-                                      a_hi.x, a_hi.y, a_hi.z, a_hi.w};
-            const float b[GEMM_TN] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w,
-                                      b_hi.x, b_hi.y, b_hi.z, b_hi.w};
-#pragma unroll
-            for (int i = 0; i < GEMM_TM; i++)
-#pragma unroll
-                for (int j = 0; j < GEMM_TN; j++)
-                    sum[i][j] = fmaf(a[i], b[j], sum[i][j]);
-        }
+        multiply_slice<BM, GEMM_BK>(sum, w_tile[buf], x_tile[buf], ty, tx);
         /* The other buffer was last read before the previous barrier, so it can
          * be refilled now; one barrier per slice then suffices. */
         if (more) {

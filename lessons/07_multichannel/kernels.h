@@ -27,6 +27,11 @@ void launch_conv2d_reg_block(const struct conv_args *a);
 void prepare_conv2d_implicit_gemm(const struct conv_args *a);
 void launch_conv2d_implicit_gemm(const struct conv_args *a);
 
+/* The same GEMM with cp.async copies into a three-stage shared-memory ring
+ * (conv_implicit_gemm_async.cu); it uses the matrix prepare_conv2d_implicit_gemm
+ * builds. */
+void launch_conv2d_implicit_gemm_async(const struct conv_args *a);
+
 #ifdef __cplusplus
 }
 #endif

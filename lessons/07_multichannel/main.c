@@ -1,9 +1,10 @@
 /* Lesson 07: a real network layer. Batched NCHW input with cin channels, cout
  * output channels, any odd filter size, "same" padding and a bias per output
- * channel, run on the ten U-Net layers of the seed report. Four variants, each
+ * channel, run on the ten U-Net layers of the seed report. Five variants, each
  * adding one idea to the one before: one thread per output; an input tile in
  * shared memory shared by 8 output channels; 8 channels x 4 pixels per thread
- * with the weights in shared memory; and the layer as an implicit GEMM.
+ * with the weights in shared memory; the layer as an implicit GEMM; and that GEMM
+ * fed by asynchronous global-to-shared copies.
  *
  *   build/bin/07_multichannel --preset unet-128x128
  *   build/bin/07_multichannel --preset unet-3x64 --variant implicit_gemm
@@ -29,6 +30,11 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_FP32,
      .prepare = prepare_conv2d_implicit_gemm,
      .run = launch_conv2d_implicit_gemm},
+    {.name = "implicit_gemm_async",
+     .what = "implicit GEMM, slices copied by cp.async into a 3-stage shared-memory ring",
+     .dtype = DTYPE_FP32,
+     .prepare = prepare_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm_async},
 };
 
 static const struct lesson lesson = {
