@@ -18,7 +18,9 @@ set(CONV_LESSON_CASES
   "filter_larger_than_image=--size 5x6 --ksize 15"
   "largest_filter=--size 40x50 --ksize 31"
   "filter_1x1=--size 17x19 --ksize 1"
-  "wide_odd=--size 7x1031 --ksize 9")
+  "wide_odd=--size 7x1031 --ksize 9"
+  "aligned_width=--batch 2 --size 37x64 --ksize 7"
+  "aligned_tiny=--size 3x4 --ksize 15")
 set(CONV_MULTICHANNEL_CASES
   "multichannel=--batch 3 --cin 5 --cout 7 --size 13x17 --ksize 3"
   "multichannel_5x5=--batch 1 --cin 3 --cout 67 --size 23x29 --ksize 5"

@@ -14,6 +14,10 @@
 /* Largest odd filter size the harness accepts (radius 15). */
 #define MAX_KSIZE 31
 
+#ifdef __cplusplus
+extern "C" { /* kernels (.cu) call these too */
+#endif
+
 struct conv_shape {
     int n;     /* batch */
     int cin;   /* input channels */
@@ -47,5 +51,9 @@ bool shape_overflows_int32(const struct conv_shape *s);
 /* For conv_variant.unsupported in the single-channel lessons (02-06): NULL when
  * cin = cout = 1 (any batch), else the reason. */
 const char *single_channel_only(const struct conv_shape *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

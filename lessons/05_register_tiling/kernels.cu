@@ -1,0 +1,453 @@
+/* Lesson 05: register tiling. Each thread computes several outputs and keeps the
+ * inputs it has loaded in registers, so one load feeds many multiply-adds; with
+ * 16-byte loads and a strip of rows per thread, small filters run at the speed of
+ * memory and large ones near the FMA peak.
+ *
+ *   build/bin/05_register_tiling --preset big5      (or --preset big7, --ksize 11, ...)
+ */
+#include <stdint.h>
+
+#include "conv_problem.h"
+#include "cuda_check.h"
+#include "kernels.h"
+#include "lesson.h"
+
+/* A warp covers one row: 32 threads side by side, each with its own outputs. */
+#define BLOCK_W 32
+#define BLOCK_H 4
+#define BLOCK_THREADS (BLOCK_W * BLOCK_H)
+/* Radii with unrolled instantiations: the common filter sizes 1..15. */
+#define MAX_UNROLLED_RADIUS 7
+/* Floats in one 16-byte load or store. */
+#define VEC 4
+/* CUDA's limit on gridDim.y; more planes than this are looped over in the kernel. */
+#define MAX_GRID_Y 65535
+/* Outputs per thread along a row in row8, row8_vec4 and strip. */
+#define WIDE_OUTS 8
+/* Outputs per thread of the run-time-radius kernel. */
+#define ANY_RADIUS_OUTS 4
+/* Tallest strip of output rows per thread in the strip variants. */
+#define MAX_STRIP_ROWS 32
+/* Blocks per SM below which strips get shorter: with 3 to 5 blocks resident per SM
+ * that is 3 or more waves of blocks, so the last, partial wave costs little. */
+#define MIN_BLOCKS_PER_SM 16
+/* strip_prefetch asks L2 for the input row this many rows ahead of the one it
+ * loads: a DRAM latency is worth a few rows of work. */
+#define PREFETCH_ROWS 4
+/* FMAs in one unrolled group of the sliding window (see group_steps). */
+#define MAX_GROUP_FMAS 4096
+
+/* 31 x 31 floats = 3844 bytes of the 64 KB constant bank, whatever ksize is. */
+static __constant__ float filter_taps[MAX_KSIZE * MAX_KSIZE];
+static __constant__ float filter_bias;
+
+static int ceil_div(int a, int b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Row y, columns x .. x + SPAN - 1 of one plane into registers; zero outside the
+ * image, which is the "same" padding. With WIDE the caller guarantees that x and w
+ * are multiples of 4 and the plane starts on 16 bytes, so each float4 lies wholly
+ * inside or wholly outside the image and one test covers its four floats. */
+template <int SPAN, bool WIDE>
+__device__ __forceinline__ void load_span(float (&v)[SPAN], const float *__restrict__ plane, int y,
+                                          int x, int h, int w)
+{
+    /* y * w + c is formed only for a pixel inside the image, so it fits an int, and
+     * the compiler folds each element's offset into its load as an immediate. */
+    const bool row_inside = (unsigned)y < (unsigned)h;
+    if constexpr (WIDE) {
+        static_assert(SPAN % VEC == 0, "a 16-byte span is whole float4s");
+#pragma unroll
+        for (int q = 0; q < SPAN / VEC; ++q) {
+            const int c = x + q * VEC;
+            float4 f = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (row_inside && (unsigned)c < (unsigned)w)
+                f = __ldg(reinterpret_cast<const float4 *>(plane + (y * w + c)));
+            v[q * VEC + 0] = f.x;
+            v[q * VEC + 1] = f.y;
+            v[q * VEC + 2] = f.z;
+            v[q * VEC + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < SPAN; ++e) {
+            const int c = x + e;
+            v[e] = row_inside && (unsigned)c < (unsigned)w ? __ldg(plane + (y * w + c)) : 0.0f;
+        }
+    }
+}
+
+/* Outputs x .. x + OUTS - 1 of row y, the ones inside the image. */
+template <int OUTS, bool WIDE>
+__device__ __forceinline__ void store_span(const float (&v)[OUTS], float *__restrict__ plane, int y,
+                                           int x, int h, int w)
+{
+    if (y >= h)
+        return;
+    if constexpr (WIDE) {
+#pragma unroll
+        for (int q = 0; q < OUTS / VEC; ++q) {
+            const int c = x + q * VEC;
+            if (c < w)
+                *reinterpret_cast<float4 *>(plane + (y * w + c)) =
+                    make_float4(v[q * VEC], v[q * VEC + 1], v[q * VEC + 2], v[q * VEC + 3]);
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < OUTS; ++m)
+            if (x + m < w)
+                plane[y * w + x + m] = v[m];
+    }
+}
+
+/* One output row per thread, OUTS outputs side by side: for each filter row i the
+ * thread loads the OUTS + 2*HALO inputs it needs into registers once, and output m
+ * reads floats m .. m + 2R of them (the horizontal register window). The loops
+ * unroll, so every array lives in registers and every tap has a constant address
+ * in the constant bank. With OUTS = 1 this is lesson 03's unrolled kernel. */
+template <int R, int OUTS, bool WIDE>
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    conv2d_row_tile(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,
+                    int tiles_x)
+{
+    constexpr int K = 2 * R + 1;
+    /* 16-byte loads start on a multiple of 4 columns: the halo is rounded up to 4. */
+    constexpr int HALO = WIDE ? (R + VEC - 1) / VEC * VEC : R;
+    constexpr int SPAN = OUTS + 2 * HALO;
+    static_assert(!WIDE || OUTS % VEC == 0, "16-byte stores need whole float4s of outputs");
+
+    const int x0 = ((int)(blockIdx.x % tiles_x) * BLOCK_W + (int)threadIdx.x) * OUTS;
+    const int y = (int)(blockIdx.x / tiles_x) * BLOCK_H + (int)threadIdx.y;
+    if (x0 >= w || y >= h)
+        return;
+    for (int p = blockIdx.y; p < n; p += gridDim.y) {
+        const float *src = in + (size_t)p * h * w;
+        float acc[OUTS];
+#pragma unroll
+        for (int m = 0; m < OUTS; ++m)
+            acc[m] = filter_bias;
+#pragma unroll
+        for (int i = 0; i < K; ++i) {
+            float v[SPAN];
+            load_span<SPAN, WIDE>(v, src, y - R + i, x0 - HALO, h, w);
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+#pragma unroll
+                for (int m = 0; m < OUTS; ++m)
+                    acc[m] = fmaf(v[HALO - R + m + j], filter_taps[i * K + j], acc[m]);
+        }
+        store_span<OUTS, WIDE>(acc, out + (size_t)p * h * w, y, x0, h, w);
+    }
+}
+
+/* Asks for the line holding p to be brought into L2, without waiting for it and
+ * without a register to receive it. */
+__device__ __forceinline__ void prefetch_l2(const float *p)
+{
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+/* Input rows per unrolled group in conv2d_sliding_window. A group's code holds
+ * steps * K^2 * OUTS FMAs: MAX_GROUP_FMAS (16 bytes each) stays in the instruction
+ * cache. A group of K rows needs no register moves between rows; smaller groups
+ * shift the window's K - 1 live rows once per group. */
+__host__ __device__ constexpr int group_steps(int k, int outs)
+{
+    const int steps = MAX_GROUP_FMAS / (k * k * outs);
+    return steps < 1 ? 1 : steps > k ? k : steps;
+}
+
+/* A strip of strip_rows x OUTS outputs per thread. The thread walks down the
+ * strip_rows + 2R input rows once, loading each into registers (the next one is
+ * loaded while the current one is used), and adds it into every output row it
+ * touches: input row t meets output row u with filter row t - u (the vertical
+ * register window). Slot e of acc holds output row t0 - 2R + e of the current
+ * group; an output row starts at filter row 0 with the bias and is stored after
+ * filter row K - 1. Slots outside the strip are skipped: the test is the same for
+ * the whole warp, so it costs a branch, not divergence. */
+template <int R, int OUTS, bool WIDE, bool PREFETCH>
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    conv2d_sliding_window(const float *__restrict__ in, float *__restrict__ out, int n, int h,
+                          int w, int tiles_x, int strip_rows)
+{
+    constexpr int K = 2 * R + 1;
+    constexpr int HALO = WIDE ? (R + VEC - 1) / VEC * VEC : R;
+    constexpr int SPAN = OUTS + 2 * HALO;
+    constexpr int STEPS = group_steps(K, OUTS);
+    constexpr int SLOTS = K + STEPS - 1;
+    static_assert(!WIDE || OUTS % VEC == 0, "16-byte stores need whole float4s of outputs");
+
+    const int x0 = ((int)(blockIdx.x % tiles_x) * BLOCK_W + (int)threadIdx.x) * OUTS;
+    const int y0 = ((int)(blockIdx.x / tiles_x) * BLOCK_H + (int)threadIdx.y) * strip_rows;
+    if (x0 >= w || y0 >= h)
+        return;
+    const int rows = min(strip_rows, h - y0);
+    const int steps = rows + 2 * R;
+    for (int p = blockIdx.y; p < n; p += gridDim.y) {
+        const float *src = in + (size_t)p * h * w;
+        float *dst = out + (size_t)p * h * w;
+        float acc[SLOTS][OUTS];
+        float v[SPAN];
+        load_span<SPAN, WIDE>(v, src, y0 - R, x0 - HALO, h, w);
+#pragma unroll 1
+        for (int t0 = 0; t0 < steps; t0 += STEPS) {
+            const int first = 2 * R - t0, last = rows - 1 + 2 * R - t0;
+#pragma unroll
+            for (int s = 0; s < STEPS; ++s) {
+                if (t0 + s >= steps)
+                    break;
+                const int y = y0 - R + t0 + s;
+                float next[SPAN];
+                load_span<SPAN, WIDE>(next, src, y + 1, x0 - HALO, h, w);
+                if (PREFETCH && (unsigned)(y + PREFETCH_ROWS) < (unsigned)h)
+                    prefetch_l2(src + ((y + PREFETCH_ROWS) * w + x0));
+#pragma unroll
+                for (int e = s; e < s + K; ++e) {
+                    if (e < first || e > last)
+                        continue;
+                    const int i = s + 2 * R - e;
+                    if (i == 0)
+#pragma unroll
+                        for (int m = 0; m < OUTS; ++m)
+                            acc[e][m] = filter_bias;
+#pragma unroll
+                    for (int j = 0; j < K; ++j)
+#pragma unroll
+                        for (int m = 0; m < OUTS; ++m)
+                            acc[e][m] =
+                                fmaf(v[HALO - R + m + j], filter_taps[i * K + j], acc[e][m]);
+                    if (i == K - 1)
+                        store_span<OUTS, WIDE>(acc[e], dst, y0 + t0 - 2 * R + e, x0, h, w);
+                }
+#pragma unroll
+                for (int c = 0; c < SPAN; ++c)
+                    v[c] = next[c];
+            }
+#pragma unroll
+            for (int e = 0; e < K - 1; ++e)
+#pragma unroll
+                for (int m = 0; m < OUTS; ++m)
+                    acc[e][m] = acc[e + STEPS][m];
+        }
+    }
+}
+
+/* Filters larger than 15x15. With a run-time radius no loop over the filter can
+ * unroll, and a register array indexed by a run-time value is spilled to local
+ * memory, so the only arrays here are indexed by the unrolled m: input column
+ * x0 - r + t streams past the ANY_RADIUS_OUTS accumulators, meeting output m at
+ * filter column t - m, read from the constant bank at a run-time address. */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    conv2d_any_radius(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,
+                      int r, int tiles_x)
+{
+    const int k = 2 * r + 1;
+    const int x0 = ((int)(blockIdx.x % tiles_x) * BLOCK_W + (int)threadIdx.x) * ANY_RADIUS_OUTS;
+    const int y = (int)(blockIdx.x / tiles_x) * BLOCK_H + (int)threadIdx.y;
+    if (x0 >= w || y >= h)
+        return;
+    for (int p = blockIdx.y; p < n; p += gridDim.y) {
+        const float *src = in + (size_t)p * h * w;
+        float acc[ANY_RADIUS_OUTS];
+#pragma unroll
+        for (int m = 0; m < ANY_RADIUS_OUTS; ++m)
+            acc[m] = filter_bias;
+        for (int i = 0; i < k; ++i) {
+            const int in_y = y - r + i;
+            if ((unsigned)in_y >= (unsigned)h)
+                continue;
+            const float *row = src + (size_t)in_y * w;
+            for (int t = 0; t < k + ANY_RADIUS_OUTS - 1; ++t) {
+                const int c = x0 - r + t;
+                const float x = (unsigned)c < (unsigned)w ? __ldg(row + c) : 0.0f;
+#pragma unroll
+                for (int m = 0; m < ANY_RADIUS_OUTS; ++m) {
+                    const int j = t - m;
+                    if (j >= 0 && j < k)
+                        acc[m] = fmaf(x, filter_taps[i * k + j], acc[m]);
+                }
+            }
+        }
+        float *row = out + (size_t)p * h * w + (size_t)y * w;
+#pragma unroll
+        for (int m = 0; m < ANY_RADIUS_OUTS; ++m)
+            if (x0 + m < w)
+                row[x0 + m] = acc[m];
+    }
+}
+
+static void launch_any_radius(const struct conv_args *a)
+{
+    const struct conv_shape *s = &a->shape;
+    const int tiles_x = ceil_div(s->w, BLOCK_W * ANY_RADIUS_OUTS);
+    const int tiles_y = ceil_div(s->h, BLOCK_H);
+    const dim3 grid(tiles_x * tiles_y, min(s->n, MAX_GRID_Y));
+    conv2d_any_radius<<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input, a->output, s->n, s->h, s->w,
+                                                        s->ksize / 2, tiles_x);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <int R, int OUTS, bool WIDE> static void launch_row_tile(const struct conv_args *a)
+{
+    const struct conv_shape *s = &a->shape;
+    const int tiles_x = ceil_div(s->w, BLOCK_W * OUTS);
+    const int tiles_y = ceil_div(s->h, BLOCK_H);
+    const dim3 grid(tiles_x * tiles_y, min(s->n, MAX_GRID_Y));
+    conv2d_row_tile<R, OUTS, WIDE>
+        <<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input, a->output, s->n, s->h, s->w, tiles_x);
+    CUDA_CHECK_LAUNCH();
+}
+
+static int sm_count(void)
+{
+    static int count;
+    if (count == 0) {
+        int device;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    }
+    return count;
+}
+
+/* The tallest strip (the fewest halo rows loaded twice) that still gives every SM
+ * MIN_BLOCKS_PER_SM blocks, so the last, partly filled wave of blocks is short. */
+static int strip_rows_for(const struct conv_shape *s, int tiles_x)
+{
+    const double planes = min(s->n, MAX_GRID_Y);
+    int rows = MAX_STRIP_ROWS;
+    while (rows > 1 && (double)tiles_x * ceil_div(s->h, BLOCK_H * rows) * planes <
+                           (double)sm_count() * MIN_BLOCKS_PER_SM)
+        rows /= 2;
+    return rows;
+}
+
+template <int R, int OUTS, bool WIDE, bool PREFETCH>
+static void launch_sliding_window(const struct conv_args *a)
+{
+    const struct conv_shape *s = &a->shape;
+    const int tiles_x = ceil_div(s->w, BLOCK_W * OUTS);
+    const int rows = strip_rows_for(s, tiles_x);
+    const int tiles_y = ceil_div(s->h, BLOCK_H * rows);
+    const dim3 grid(tiles_x * tiles_y, min(s->n, MAX_GRID_Y));
+    conv2d_sliding_window<R, OUTS, WIDE, PREFETCH>
+        <<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input, a->output, s->n, s->h, s->w, tiles_x, rows);
+    CUDA_CHECK_LAUNCH();
+}
+
+/* 16-byte loads need every row to start on 16 bytes: a width that is a multiple of
+ * 4 floats and buffers that start on 16 bytes (cudaMalloc's do, a view into the middle
+ * of one may not). Otherwise the same kernel runs with scalar loads. */
+static bool rows_are_16_byte_aligned(const struct conv_args *a)
+{
+    return a->shape.w % VEC == 0 && (uintptr_t)a->input % (VEC * sizeof(float)) == 0 &&
+           (uintptr_t)a->output % (VEC * sizeof(float)) == 0;
+}
+
+/* The variants, each a choice of tile and load width for a compile-time radius R. */
+template <int R> struct one_per_thread {
+    static void launch(const struct conv_args *a)
+    {
+        launch_row_tile<R, 1, false>(a);
+    }
+};
+template <int R> struct row4 {
+    static void launch(const struct conv_args *a)
+    {
+        launch_row_tile<R, 4, false>(a);
+    }
+};
+template <int R> struct row8 {
+    static void launch(const struct conv_args *a)
+    {
+        launch_row_tile<R, WIDE_OUTS, false>(a);
+    }
+};
+template <int R> struct row8_vec4 {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_row_tile<R, WIDE_OUTS, true>(a);
+        else
+            launch_row_tile<R, WIDE_OUTS, false>(a);
+    }
+};
+template <int R> struct strip {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_sliding_window<R, WIDE_OUTS, true, false>(a);
+        else
+            launch_sliding_window<R, WIDE_OUTS, false, false>(a);
+    }
+};
+template <int R> struct strip_prefetch {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_sliding_window<R, WIDE_OUTS, true, true>(a);
+        else
+            launch_sliding_window<R, WIDE_OUTS, false, true>(a);
+    }
+};
+
+/* The radius becomes a template argument here; beyond the table, the run-time kernel. */
+template <template <int> class Variant> static void launch_for_radius(const struct conv_args *a)
+{
+    static_assert(MAX_UNROLLED_RADIUS == 7, "one case per unrolled radius");
+    switch (a->shape.ksize / 2) {
+    case 0: Variant<0>::launch(a); break;
+    case 1: Variant<1>::launch(a); break;
+    case 2: Variant<2>::launch(a); break;
+    case 3: Variant<3>::launch(a); break;
+    case 4: Variant<4>::launch(a); break;
+    case 5: Variant<5>::launch(a); break;
+    case 6: Variant<6>::launch(a); break;
+    case 7: Variant<7>::launch(a); break;
+    default: launch_any_radius(a); break;
+    }
+}
+
+extern "C" void upload_filter(const struct conv_args *a)
+{
+    const size_t bytes = (size_t)a->shape.ksize * a->shape.ksize * sizeof(float);
+    CUDA_CHECK(cudaMemcpyToSymbol(filter_taps, a->weights, bytes, 0, cudaMemcpyDeviceToDevice));
+    if (a->shape.bias) {
+        CUDA_CHECK(
+            cudaMemcpyToSymbol(filter_bias, a->bias, sizeof(float), 0, cudaMemcpyDeviceToDevice));
+    } else {
+        const float no_bias = 0.0f;
+        CUDA_CHECK(cudaMemcpyToSymbol(filter_bias, &no_bias, sizeof no_bias));
+    }
+}
+
+extern "C" void launch_one_per_thread(const struct conv_args *a)
+{
+    launch_for_radius<one_per_thread>(a);
+}
+
+extern "C" void launch_row4(const struct conv_args *a)
+{
+    launch_for_radius<row4>(a);
+}
+
+extern "C" void launch_row8(const struct conv_args *a)
+{
+    launch_for_radius<row8>(a);
+}
+
+extern "C" void launch_row8_vec4(const struct conv_args *a)
+{
+    launch_for_radius<row8_vec4>(a);
+}
+
+extern "C" void launch_strip(const struct conv_args *a)
+{
+    launch_for_radius<strip>(a);
+}
+
+extern "C" void launch_strip_prefetch(const struct conv_args *a)
+{
+    launch_for_radius<strip_prefetch>(a);
+}

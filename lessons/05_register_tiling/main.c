@@ -1,0 +1,78 @@
+/* Lesson 05: register tiling. Each variant changes one thing about how many outputs
+ * a thread computes and how its inputs arrive, from lesson 03's one output per
+ * thread to a strip of outputs fed by a register window and 16-byte loads. */
+#include <limits.h>
+
+#include "kernels.h"
+#include "lesson.h"
+
+/* Coordinates are ints: a tile may reach a few thousand columns or rows past the
+ * image's edge, and must not overflow doing so. */
+#define MAX_IMAGE_SIDE (INT_MAX / 2)
+
+static const char *unsupported(const struct conv_shape *s)
+{
+    const char *why = single_channel_only(s);
+    if (why)
+        return why;
+    if (s->h > MAX_IMAGE_SIDE || s->w > MAX_IMAGE_SIDE)
+        return "image sides up to 2^30 pixels (int coordinates)";
+    return NULL;
+}
+
+static const struct conv_variant variants[] = {
+    {.name = "one_per_thread",
+     .what = "one output per thread, filter in constant memory (lesson 03's unrolled kernel)",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_one_per_thread},
+    {.name = "row4",
+     .what = "4 outputs along a row per thread: each loaded input feeds up to 4 of them",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_row4},
+    {.name = "row8",
+     .what = "8 outputs along a row per thread, still one float per load",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_row8},
+    {.name = "row8_vec4",
+     .what = "8 outputs per thread, inputs in 16-byte loads (scalar loads when rows are not "
+             "16-byte aligned)",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_row8_vec4},
+    {.name = "strip",
+     .what = "a strip of up to 32 rows x 8 outputs per thread: each input row loaded once, "
+             "kept in a vertical register window",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_strip},
+    {.name = "strip_prefetch",
+     .what = "strip, also asking L2 for the input row 4 rows ahead: more bytes in flight",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_strip_prefetch},
+};
+
+static const struct lesson lesson = {
+    .name = "05_register_tiling",
+    .title = "Register tiling: several outputs per thread, 16-byte loads, a register window",
+    .target = TARGET_GPU,
+    .variants = variants,
+    .variant_count = sizeof variants / sizeof variants[0],
+    .default_preset = "big5",
+    .image_variant = "strip_prefetch",
+    .min_compute_capability = 75,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(&lesson, argc, argv);
+}

@@ -1,0 +1,72 @@
+/* Lesson 06: separable filters, applied as a row pass and a column pass: first
+ * through an intermediate image in DRAM, then fused into one kernel that keeps the
+ * intermediate on the chip. The last row is lesson 05's best 2-D kernel on the
+ * same taps, the number to beat. */
+#include <limits.h>
+
+#include "../05_register_tiling/kernels.h"
+#include "kernels.h"
+#include "lesson.h"
+#include "separable_factors.h"
+
+/* Coordinates are ints: a tile may reach a few thousand columns or rows past the
+ * image's edge, and must not overflow doing so. */
+#define MAX_IMAGE_SIDE (INT_MAX / 2)
+
+static const char *unsupported(const struct conv_shape *s)
+{
+    const char *why = single_channel_only(s);
+    if (why)
+        return why;
+    if (s->h > MAX_IMAGE_SIDE || s->w > MAX_IMAGE_SIDE)
+        return "image sides up to 2^30 pixels (int coordinates)";
+    return NULL;
+}
+
+static const struct conv_variant variants[] = {
+    {.name = "two_pass",
+     .what = "row pass into an intermediate image, then a column pass: 2k FMAs per output, "
+             "one more trip through DRAM",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = prepare_two_pass,
+     .run = launch_two_pass},
+    {.name = "fused_smem",
+     .what = "one kernel: a 128x64 tile's row pass, halo rows included, in shared memory, "
+             "then its column pass",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = prepare_fused,
+     .run = launch_fused_smem},
+    {.name = "fused_registers",
+     .what = "one kernel, no shared memory: each thread's row pass in registers, halo rows "
+             "recomputed",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = prepare_fused,
+     .run = launch_fused_registers},
+    {.name = "full_2d",
+     .what = "lesson 05's strip_prefetch on the same k x k taps: k^2 FMAs per output",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_strip_prefetch},
+};
+
+static const struct lesson lesson = {
+    .name = "06_separable",
+    .title = "Separable filters: two 1-D passes, then one fused kernel",
+    .target = TARGET_GPU,
+    .variants = variants,
+    .variant_count = sizeof variants / sizeof variants[0],
+    .default_preset = "big7",
+    .image_variant = "fused_smem",
+    .min_compute_capability = 75,
+    .separable_weights = true,
+    .check_weights = check_separable,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(&lesson, argc, argv);
+}
