@@ -6,6 +6,7 @@
 #include "fileutil.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,4 +84,15 @@ void atomic_abort(FILE *f, const char *tmp_path)
     if (f)
         fclose(f);
     remove(tmp_path);
+}
+
+bool file_error(char *err, size_t err_size, const char *path, const char *format, ...)
+{
+    char message[256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    snprintf(err, err_size, "%s: %s", path, message);
+    return false;
 }

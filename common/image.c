@@ -5,7 +5,6 @@
 #include "image.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +15,6 @@
 #define PIXEL_MAX 255
 #define GREY_PLANES 1
 #define RGB_PLANES 3
-
-static bool fail(char *err, size_t err_size, const char *path, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, err_size, "%s: %s", path, msg);
-    return false;
-}
 
 static bool is_space(int c)
 {
@@ -47,11 +35,11 @@ static bool read_field(FILE *f, const char *path, const char *name, long long *v
         c = getc(f);
     }
     if (c == EOF)
-        return fail(err, err_size, path, "header ends before the %s", name);
+        return file_error(err, err_size, path, "header ends before the %s", name);
     if (c == '-')
-        return fail(err, err_size, path, "%s must be a positive number", name);
+        return file_error(err, err_size, path, "%s must be a positive number", name);
     if (c < '0' || c > '9')
-        return fail(err, err_size, path, "%s is not a number", name);
+        return file_error(err, err_size, path, "%s is not a number", name);
     long long v = 0;
     bool too_large = false;
     for (; c >= '0' && c <= '9'; c = getc(f)) {
@@ -62,9 +50,9 @@ static bool read_field(FILE *f, const char *path, const char *name, long long *v
         }
     }
     if (c != EOF && c != '#' && !is_space(c))
-        return fail(err, err_size, path, "%s is not a number", name);
+        return file_error(err, err_size, path, "%s is not a number", name);
     if (too_large)
-        return fail(err, err_size, path, "%s is too large (at most %ld)", name, (long)INT32_MAX);
+        return file_error(err, err_size, path, "%s is too large (at most %ld)", name, (long)INT32_MAX);
     ungetc(c, f);
     *value = v;
     return true;
@@ -74,32 +62,32 @@ static bool read_header(FILE *f, const char *path, struct image *img, char *err,
 {
     char magic[2];
     if (fread(magic, 1, 2, f) != 2 || magic[0] != 'P')
-        return fail(err, err_size, path, "not a binary PGM (P5) or PPM (P6) file (bad magic)");
+        return file_error(err, err_size, path, "not a binary PGM (P5) or PPM (P6) file (bad magic)");
     if (magic[1] == '2' || magic[1] == '3')
-        return fail(err, err_size, path,
+        return file_error(err, err_size, path,
                     "ASCII PGM/PPM not supported (P%c): save it as binary P5/P6", magic[1]);
     if (magic[1] != '5' && magic[1] != '6')
-        return fail(err, err_size, path, "not a binary PGM (P5) or PPM (P6) file (bad magic)");
+        return file_error(err, err_size, path, "not a binary PGM (P5) or PPM (P6) file (bad magic)");
     long long width, height, maxval;
     if (!read_field(f, path, "width", &width, err, err_size) ||
         !read_field(f, path, "height", &height, err, err_size) ||
         !read_field(f, path, "maxval", &maxval, err, err_size))
         return false;
     if (width == 0 || height == 0)
-        return fail(err, err_size, path, "image is %lldx%lld: width and height must be positive",
+        return file_error(err, err_size, path, "image is %lldx%lld: width and height must be positive",
                     width, height);
     if (width * height > INT32_MAX)
-        return fail(err, err_size, path, "image is %lldx%lld: more than %ld pixels", width, height,
+        return file_error(err, err_size, path, "image is %lldx%lld: more than %ld pixels", width, height,
                     (long)INT32_MAX);
     if (maxval != PIXEL_MAX)
-        return fail(err, err_size, path, "maxval is %lld: only 8-bit images (maxval %d) are read",
+        return file_error(err, err_size, path, "maxval is %lld: only 8-bit images (maxval %d) are read",
                     maxval, PIXEL_MAX);
     /* Exactly one whitespace byte: the pixel bytes that follow may look like spaces. */
     int c = getc(f);
     if (c == EOF)
-        return fail(err, err_size, path, "file ends after the header: no pixel data");
+        return file_error(err, err_size, path, "file ends after the header: no pixel data");
     if (!is_space(c))
-        return fail(err, err_size, path, "maxval must be followed by one whitespace byte");
+        return file_error(err, err_size, path, "maxval must be followed by one whitespace byte");
     img->width = (int)width;
     img->height = (int)height;
     img->planes = magic[1] == '5' ? GREY_PLANES : RGB_PLANES;
@@ -114,13 +102,13 @@ static bool check_length(FILE *f, const char *path, size_t need, char *err, size
     if (start >= 0 && fseek(f, 0, SEEK_END) == 0)
         end = ftell(f);
     if (end < 0 || fseek(f, start, SEEK_SET) != 0)
-        return fail(err, err_size, path, "cannot seek: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot seek: %s", strerror(errno));
     size_t have = (size_t)(end - start);
     if (have < need)
-        return fail(err, err_size, path,
+        return file_error(err, err_size, path,
                     "pixel data is %zu bytes, the header needs %zu (truncated)", have, need);
     if (have > need)
-        return fail(err, err_size, path,
+        return file_error(err, err_size, path,
                     "%zu bytes after the pixel data (only one image per file is read)",
                     have - need);
     return true;
@@ -131,7 +119,7 @@ bool image_read(const char *path, struct image *img, char *err, size_t err_size)
     memset(img, 0, sizeof *img);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, err_size, path, "cannot open: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot open: %s", strerror(errno));
     struct image head;
     if (!read_header(f, path, &head, err, err_size)) {
         fclose(f);
@@ -149,7 +137,7 @@ bool image_read(const char *path, struct image *img, char *err, size_t err_size)
         free(bytes);
         free(data);
         fclose(f);
-        return fail(err, err_size, path, "out of memory for a %dx%d image", head.width,
+        return file_error(err, err_size, path, "out of memory for a %dx%d image", head.width,
                     head.height);
     }
     bool ok = fread(bytes, 1, need, f) == need;
@@ -157,7 +145,7 @@ bool image_read(const char *path, struct image *img, char *err, size_t err_size)
     if (!ok) {
         free(bytes);
         free(data);
-        return fail(err, err_size, path, "cannot read the pixel data");
+        return file_error(err, err_size, path, "cannot read the pixel data");
     }
     /* Interleaved RGBRGB... becomes one plane per colour. */
     for (size_t i = 0; i < pixels; i++)
@@ -195,26 +183,26 @@ static bool has_extension(const char *path, const char *ext)
 bool image_write(const char *path, const struct image *img, char *err, size_t err_size)
 {
     if (img->planes == GREY_PLANES && !has_extension(path, ".pgm"))
-        return fail(err, err_size, path, "a grey (1-plane) image is written as .pgm");
+        return file_error(err, err_size, path, "a grey (1-plane) image is written as .pgm");
     if (img->planes == RGB_PLANES && !has_extension(path, ".ppm"))
-        return fail(err, err_size, path, "an RGB (3-plane) image is written as .ppm");
+        return file_error(err, err_size, path, "an RGB (3-plane) image is written as .ppm");
     if (img->planes != GREY_PLANES && img->planes != RGB_PLANES)
-        return fail(err, err_size, path, "cannot write %d planes (1 for .pgm, 3 for .ppm)",
+        return file_error(err, err_size, path, "cannot write %d planes (1 for .pgm, 3 for .ppm)",
                     img->planes);
     if (img->width <= 0 || img->height <= 0 ||
         (long long)img->width * img->height > INT32_MAX)
-        return fail(err, err_size, path, "cannot write a %dx%d image", img->width, img->height);
+        return file_error(err, err_size, path, "cannot write a %dx%d image", img->width, img->height);
 
     size_t pixels = (size_t)img->width * (size_t)img->height;
     size_t row_bytes = (size_t)img->width * (size_t)img->planes;
     unsigned char *row = malloc(row_bytes);
     if (!row)
-        return fail(err, err_size, path, "out of memory");
+        return file_error(err, err_size, path, "out of memory");
     char tmp_path[FILENAME_MAX];
     FILE *f = atomic_open(path, tmp_path, sizeof tmp_path);
     if (!f) {
         free(row);
-        return fail(err, err_size, path, "cannot create: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot create: %s", strerror(errno));
     }
     fprintf(f, "P%c\n%d %d\n%d\n", img->planes == GREY_PLANES ? '5' : '6', img->width,
             img->height, PIXEL_MAX);
@@ -229,7 +217,7 @@ bool image_write(const char *path, const struct image *img, char *err, size_t er
     free(row);
     /* Write errors stick in the stream's error flag, which atomic_commit checks. */
     if (!atomic_commit(f, tmp_path, path))
-        return fail(err, err_size, path, "cannot write: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot write: %s", strerror(errno));
     return true;
 }
 

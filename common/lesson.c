@@ -186,11 +186,50 @@ static void emit(struct run *r, const struct result_row *row)
         r->failures++;
 }
 
-static void cpu_run_once(const struct run *r, const struct conv_variant *v, struct conv_args *a)
+static struct conv_args host_args(const struct run *r)
 {
-    for (size_t i = 0; i < output_count(&r->host.shape); i++)
-        r->host_out[i] = NAN;
-    v->run(a);
+    struct conv_args a = {r->host.shape, r->host.input, r->host.weights, r->host.bias,
+                          r->host_out};
+    return a;
+}
+
+/* prepare() once, untimed; then one run into a poisoned output, checked against gold. */
+static void run_and_check(struct run *r, const struct conv_variant *v, struct result_row *row)
+{
+    if (r->lesson->target == TARGET_GPU) {
+        struct conv_args a = gpu_args(&r->buffers, 0);
+        if (v->prepare)
+            v->prepare(&a);
+        gpu_run_once(enqueue_variant, (void *)v, &r->buffers, r->host_out);
+    } else {
+        struct conv_args a = host_args(r);
+        if (v->prepare)
+            v->prepare(&a);
+        for (size_t i = 0; i < output_count(&r->host.shape); i++)
+            r->host_out[i] = NAN;
+        v->run(&a);
+    }
+    check_into(r, row);
+}
+
+static struct timing cpu_time(const struct run *r, const struct conv_variant *v)
+{
+    struct conv_args a = host_args(r);
+    double *samples = malloc((size_t)r->opts.reps * sizeof *samples);
+    if (!samples) {
+        fprintf(stderr, "error: out of host memory\n");
+        exit(EXIT_FAIL);
+    }
+    for (int i = 0; i < r->opts.warmup; i++)
+        v->run(&a);
+    for (int i = 0; i < r->opts.reps; i++) {
+        double t0 = host_now_ms();
+        v->run(&a);
+        samples[i] = host_now_ms() - t0;
+    }
+    struct timing t = timing_from_samples(samples, r->opts.reps);
+    free(samples);
+    return t;
 }
 
 static struct result_row bench_variant(struct run *r, const struct conv_variant *v,
@@ -198,38 +237,14 @@ static struct result_row bench_variant(struct run *r, const struct conv_variant 
 {
     struct result_row row = {.variant = v->name, .dtype = v->dtype, .device = device};
     bool gpu = r->lesson->target == TARGET_GPU;
-    if (gpu) {
+    if (gpu)
         snprintf(device, device_size, "%s", r->gpu.name);
-        struct conv_args a = gpu_args(&r->buffers, 0);
-        if (v->prepare)
-            v->prepare(&a);
-        gpu_run_once(enqueue_variant, (void *)v, &r->buffers, r->host_out);
-        check_into(r, &row);
-        row.time = gpu_time(enqueue_variant, (void *)v, &r->buffers, r->opts.warmup,
-                            r->opts.reps);
-    } else {
+    else
         cpu_description(v->parallel ? omp_get_max_threads() : 1, device, device_size);
-        struct conv_args a = {r->host.shape, r->host.input, r->host.weights, r->host.bias,
-                              r->host_out};
-        if (v->prepare)
-            v->prepare(&a);
-        cpu_run_once(r, v, &a);
-        check_into(r, &row);
-        double *samples = malloc((size_t)r->opts.reps * sizeof *samples);
-        if (!samples) {
-            fprintf(stderr, "error: out of host memory\n");
-            exit(EXIT_FAIL);
-        }
-        for (int i = 0; i < r->opts.warmup; i++)
-            v->run(&a);
-        for (int i = 0; i < r->opts.reps; i++) {
-            double t0 = host_now_ms();
-            v->run(&a);
-            samples[i] = host_now_ms() - t0;
-        }
-        row.time = timing_from_samples(samples, r->opts.reps);
-        free(samples);
-    }
+    run_and_check(r, v, &row);
+    row.time = gpu ? gpu_time(enqueue_variant, (void *)v, &r->buffers, r->opts.warmup,
+                              r->opts.reps)
+                   : cpu_time(r, v);
     double flops = v->flops ? v->flops(&r->host.shape) : conv_flops(&r->host.shape);
     fill_rates(r, &row, flops, gpu);
     return row;
@@ -318,21 +333,8 @@ static bool write_result(const struct run *r, char *err, size_t err_size)
 static void run_single(struct run *r)
 {
     const struct conv_variant *v = single_variant(r);
-    char device[320];
-    struct result_row row = {.variant = v->name, .dtype = v->dtype, .device = device};
-    if (r->lesson->target == TARGET_GPU) {
-        struct conv_args a = gpu_args(&r->buffers, 0);
-        if (v->prepare)
-            v->prepare(&a);
-        gpu_run_once(enqueue_variant, (void *)v, &r->buffers, r->host_out);
-    } else {
-        struct conv_args a = {r->host.shape, r->host.input, r->host.weights, r->host.bias,
-                              r->host_out};
-        if (v->prepare)
-            v->prepare(&a);
-        cpu_run_once(r, v, &a);
-    }
-    check_into(r, &row);
+    struct result_row row = {.variant = v->name, .dtype = v->dtype};
+    run_and_check(r, v, &row);
     const char *status = row_status(&row);
     const char *path = r->opts.mode == MODE_IMAGE ? r->opts.image_out_path : r->opts.output_path;
     if (row.verified && !row.check.pass) {

@@ -6,7 +6,6 @@
 #include "npy.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,17 +33,6 @@ static const char NPY_MAGIC[] = "\x93NUMPY";
 #define NPY_DICT_SIZE 512
 #define SHAPE_TEXT_SIZE 256
 #define WHY_SIZE 160
-
-static bool fail(char *err, size_t err_size, const char *path, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, err_size, "%s: %s", path, msg);
-    return false;
-}
 
 struct npy_header {
     char descr[16];
@@ -242,37 +230,37 @@ static bool read_header(FILE *f, const char *path, struct npy_header *h, long *d
     unsigned char pre[NPY_V2_PREFIX];
     size_t got = fread(pre, 1, NPY_MAGIC_LEN + 2, f);
     if (ferror(f))
-        return fail(err, err_size, path, "cannot read: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot read: %s", strerror(errno));
     if (got != NPY_MAGIC_LEN + 2 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return fail(err, err_size, path, "not a .npy file (bad magic)");
+        return file_error(err, err_size, path, "not a .npy file (bad magic)");
     int major = pre[NPY_MAGIC_LEN], minor = pre[NPY_MAGIC_LEN + 1];
     if (major < 1 || major > 3 || minor != 0)
-        return fail(err, err_size, path,
+        return file_error(err, err_size, path,
                     "unsupported .npy version %d.%d (1.0, 2.0 and 3.0 are read)", major, minor);
     /* Version 1.0 has a 2-byte header length, 2.0 and 3.0 (UTF-8 header) 4 bytes. */
     size_t prefix = major == 1 ? NPY_V1_PREFIX : NPY_V2_PREFIX;
     size_t len_bytes = prefix - NPY_MAGIC_LEN - 2;
     if (fread(pre + NPY_MAGIC_LEN + 2, 1, len_bytes, f) != len_bytes)
-        return fail(err, err_size, path, "file ends inside the header");
+        return file_error(err, err_size, path, "file ends inside the header");
     size_t header_len = 0;
     for (size_t i = len_bytes; i-- > 0;)
         header_len = header_len << 8 | pre[NPY_MAGIC_LEN + 2 + i];
     if (header_len > NPY_MAX_HEADER)
-        return fail(err, err_size, path, "header length %zu is larger than %d bytes", header_len,
+        return file_error(err, err_size, path, "header length %zu is larger than %d bytes", header_len,
                     NPY_MAX_HEADER);
 
     char *text = malloc(header_len + 1);
     if (!text)
-        return fail(err, err_size, path, "out of memory reading the header");
+        return file_error(err, err_size, path, "out of memory reading the header");
     if (fread(text, 1, header_len, f) != header_len) {
         free(text);
-        return fail(err, err_size, path, "file ends inside the header");
+        return file_error(err, err_size, path, "file ends inside the header");
     }
     char why[WHY_SIZE];
     bool ok = parse_header(text, header_len, h, why, sizeof why);
     free(text);
     if (!ok)
-        return fail(err, err_size, path, "%s", why);
+        return file_error(err, err_size, path, "%s", why);
     *data_start = (long)(prefix + header_len);
     return true;
 }
@@ -282,7 +270,7 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
     memset(a, 0, sizeof *a);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, err_size, path, "cannot open: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot open: %s", strerror(errno));
 
     struct npy_header h;
     long data_start = 0;
@@ -295,12 +283,12 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
     size_t count;
     bool ok = false;
     if (strcmp(h.descr, NPY_DTYPE) != 0)
-        fail(err, err_size, path, "dtype is '%s', expected '%s' (float32)", h.descr, NPY_DTYPE);
+        file_error(err, err_size, path, "dtype is '%s', expected '%s' (float32)", h.descr, NPY_DTYPE);
     else if (h.fortran_order)
-        fail(err, err_size, path,
+        file_error(err, err_size, path,
              "fortran_order is True: only C-order arrays are read (np.ascontiguousarray)");
     else if (!shape_count(h.ndim, h.shape, &count))
-        fail(err, err_size, path, "shape %s has too many elements", shape_text);
+        file_error(err, err_size, path, "shape %s has too many elements", shape_text);
     else
         ok = true;
     if (!ok) {
@@ -315,14 +303,14 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         file_size = ftell(f);
     if (file_size < 0 || fseek(f, data_start, SEEK_SET) != 0) {
         fclose(f);
-        return fail(err, err_size, path, "cannot seek: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot seek: %s", strerror(errno));
     }
     size_t need = count * sizeof(float);
     size_t have = file_size > data_start ? (size_t)(file_size - data_start) : 0;
     if (have != need) {
         fclose(f);
         const char *why = have < need ? "file truncated" : "header does not match data";
-        return fail(err, err_size, path, "data is %zu bytes but shape %s needs %zu (%s)", have,
+        return file_error(err, err_size, path, "data is %zu bytes but shape %s needs %zu (%s)", have,
                     shape_text, need, why);
     }
 
@@ -331,12 +319,12 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         data = malloc(need);
         if (!data) {
             fclose(f);
-            return fail(err, err_size, path, "out of memory for %zu bytes", need);
+            return file_error(err, err_size, path, "out of memory for %zu bytes", need);
         }
         if (fread(data, sizeof(float), count, f) != count) {
             free(data);
             fclose(f);
-            return fail(err, err_size, path, "cannot read the data: %s", strerror(errno));
+            return file_error(err, err_size, path, "cannot read the data: %s", strerror(errno));
         }
     }
     fclose(f);
@@ -351,11 +339,11 @@ bool npy_write(const char *path, const float *data, int ndim, const size_t *shap
                size_t err_size)
 {
     if (ndim < 0 || ndim > NPY_MAX_DIMS)
-        return fail(err, err_size, path, "cannot write %d dimensions (0 to %d)", ndim,
+        return file_error(err, err_size, path, "cannot write %d dimensions (0 to %d)", ndim,
                     NPY_MAX_DIMS);
     size_t count;
     if (!shape_count(ndim, shape, &count))
-        return fail(err, err_size, path, "shape has too many elements");
+        return file_error(err, err_size, path, "shape has too many elements");
 
     char shape_text[SHAPE_TEXT_SIZE];
     format_shape(shape_text, sizeof shape_text, ndim, shape);
@@ -377,7 +365,7 @@ bool npy_write(const char *path, const float *data, int ndim, const size_t *shap
     char tmp_path[FILENAME_MAX];
     FILE *f = atomic_open(path, tmp_path, sizeof tmp_path);
     if (!f)
-        return fail(err, err_size, path, "cannot create: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot create: %s", strerror(errno));
     fwrite(pre, 1, sizeof pre, f);
     fwrite(dict, 1, (size_t)dict_len, f);
     for (size_t i = 0; i < pad; i++)
@@ -387,7 +375,7 @@ bool npy_write(const char *path, const float *data, int ndim, const size_t *shap
         fwrite(data, sizeof(float), count, f);
     /* Write errors stick in the stream's error flag, which atomic_commit checks. */
     if (!atomic_commit(f, tmp_path, path))
-        return fail(err, err_size, path, "cannot write: %s", strerror(errno));
+        return file_error(err, err_size, path, "cannot write: %s", strerror(errno));
     return true;
 }
 
