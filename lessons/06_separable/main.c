@@ -2,26 +2,10 @@
  * through an intermediate image in DRAM, then fused into one kernel that keeps the
  * intermediate on the chip. The last row is lesson 05's best 2-D kernel on the
  * same taps, the number to beat. */
-#include <limits.h>
-
 #include "../05_register_tiling/kernels.h"
 #include "kernels.h"
 #include "lesson.h"
 #include "separable_factors.h"
-
-/* Coordinates are ints: a tile may reach a few thousand columns or rows past the
- * image's edge, and must not overflow doing so. */
-#define MAX_IMAGE_SIDE (INT_MAX / 2)
-
-static const char *unsupported(const struct conv_shape *s)
-{
-    const char *why = single_channel_only(s);
-    if (why)
-        return why;
-    if (s->h > MAX_IMAGE_SIDE || s->w > MAX_IMAGE_SIDE)
-        return "image sides up to 2^30 pixels (int coordinates)";
-    return NULL;
-}
 
 /* A row pass and a column pass of k multiply-adds each: 4k FLOPs per output, the
  * count GFLOP/s and the roofline use for the separable variants (the table would
@@ -36,7 +20,7 @@ static const struct conv_variant variants[] = {
      .what = "row pass into an intermediate image, then a column pass: 2k FMAs per output, "
              "one more trip through DRAM",
      .dtype = DTYPE_FP32,
-     .unsupported = unsupported,
+     .unsupported = single_channel_only,
      .prepare = prepare_two_pass,
      .run = launch_two_pass,
      .flops = separable_flops},
@@ -44,7 +28,7 @@ static const struct conv_variant variants[] = {
      .what = "one kernel: a 128x64 tile's row pass, halo rows included, in shared memory, "
              "then its column pass",
      .dtype = DTYPE_FP32,
-     .unsupported = unsupported,
+     .unsupported = single_channel_only,
      .prepare = prepare_fused,
      .run = launch_fused_smem,
      .flops = separable_flops},
@@ -52,14 +36,14 @@ static const struct conv_variant variants[] = {
      .what = "one kernel, no shared memory: each thread's row pass in registers, halo rows "
              "recomputed",
      .dtype = DTYPE_FP32,
-     .unsupported = unsupported,
+     .unsupported = single_channel_only,
      .prepare = prepare_fused,
      .run = launch_fused_registers,
      .flops = separable_flops},
     {.name = "full_2d",
      .what = "lesson 05's strip_prefetch on the same k x k taps: k^2 FMAs per output",
      .dtype = DTYPE_FP32,
-     .unsupported = unsupported,
+     .unsupported = single_channel_only,
      .prepare = upload_filter,
      .run = launch_strip_prefetch},
 };
