@@ -1,10 +1,12 @@
 /* Lesson 05: register tiling. Each thread computes several outputs and keeps the
  * inputs it has loaded in registers, so one load feeds many multiply-adds; with
- * 16-byte loads and a strip of rows per thread, small filters run at the speed of
+ * 16-byte loads, a strip of rows per thread, and the rows on their way held in a
+ * shared-memory ring instead of registers, small filters run near the speed of
  * memory and large ones near the FMA peak.
  *
  *   build/bin/05_register_tiling --preset big5      (or --preset big7, --ksize 11, ...)
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "conv_problem.h"
@@ -36,6 +38,18 @@
 #define PREFETCH_ROWS 4
 /* FMAs in one unrolled group of the sliding window (see group_steps). */
 #define MAX_GROUP_FMAS 4096
+/* Outputs across one block of the ring variants: 256 threads x 4 or 128 x 8. */
+#define RING_TILE_W 1024
+/* Input rows in a ring-variant block's shared ring: one being read, the rest on
+ * their way (4 x 1032 floats, 16.5 KB, for filters up to 9x9). */
+#define RING_STAGES 4
+/* Registers a ring-variant thread needs besides its window (addresses, counters):
+ * the launch bound leaves it this many, so the compiler fits as many blocks per SM
+ * as the window allows instead of spending registers on precomputed addresses. */
+#define RING_OTHER_REGS 24
+/* Every GPU from sm_75 up holds 1024 threads and 64K registers per SM. */
+#define SM_THREADS 1024
+#define SM_REGISTERS 65536
 
 /* 31 x 31 floats = 3844 bytes of the 64 KB constant bank, whatever ksize is. */
 static __constant__ float filter_taps[MAX_KSIZE * MAX_KSIZE];
@@ -234,6 +248,194 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     }
 }
 
+/* Copies 16 aligned bytes from global to shared memory without passing through
+ * registers, or writes zeros when !inside (a source size of 0 means zero fill); .cg
+ * keeps the stream out of L1. Before sm_80 it is an ordinary load and store. src
+ * must be a valid address either way. */
+__device__ __forceinline__ void copy_16_async(float *dst, const float *src, bool inside)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src), "r"(inside ? 16 : 0)
+                 : "memory");
+#else
+    *reinterpret_cast<float4 *>(dst) =
+        inside ? __ldg(reinterpret_cast<const float4 *>(src)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#endif
+}
+
+/* The same for 4 bytes, for rows that do not start on 16 bytes. */
+__device__ __forceinline__ void copy_4_async(float *dst, const float *src, bool inside)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src), "r"(inside ? 4 : 0)
+                 : "memory");
+#else
+    *dst = inside ? __ldg(src) : 0.0f;
+#endif
+}
+
+/* Closes the group of copies issued since the last call: one group per input row. */
+__device__ __forceinline__ void commit_copies(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/* Waits until at most `pending` groups of this thread's copies are still in flight. */
+template <int pending> __device__ __forceinline__ void wait_copies(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#endif
+}
+
+/* Row y, columns x .. x + LEN - 1 of one plane into the shared row dst, zeros outside
+ * the image, the block's THREADS threads side by side. With WIDE, x and w are
+ * multiples of 4 and the plane starts on 16 bytes: each 16-byte copy lies wholly
+ * inside or outside the image. */
+template <int LEN, int THREADS, bool WIDE>
+__device__ __forceinline__ void copy_row_async(float *dst, const float *__restrict__ plane, int y,
+                                               int x, int h, int w)
+{
+    constexpr int UNIT = WIDE ? VEC : 1;
+    constexpr int UNITS = LEN / UNIT;
+    const bool row_inside = (unsigned)y < (unsigned)h;
+#pragma unroll
+    for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
+        const int e = (int)threadIdx.x + k * THREADS;
+        if (UNITS % THREADS != 0 && e >= UNITS)
+            break;
+        const int c = x + e * UNIT;
+        const bool inside = row_inside && (unsigned)c < (unsigned)w;
+        const float *src = inside ? plane + (y * w + c) : plane;
+        if (WIDE)
+            copy_16_async(dst + e * UNIT, src, inside);
+        else
+            copy_4_async(dst + e * UNIT, src, inside);
+    }
+}
+
+/* Filter row i applied to one input row v, added into OUTS outputs side by side:
+ * output m reads v[HALO - R + m .. HALO + R + m]. */
+template <int R, int OUTS, int HALO, int SPAN>
+__device__ __forceinline__ void add_filter_row(float (&acc)[OUTS], const float (&v)[SPAN], int i)
+{
+    constexpr int K = 2 * R + 1;
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int m = 0; m < OUTS; ++m)
+            acc[m] = fmaf(v[HALO - R + m + j], filter_taps[i * K + j], acc[m]);
+}
+
+/* Blocks per SM that conv2d_ring_window asks the compiler to fit (its launch bound):
+ * registers for the K x OUTS accumulators, the SPAN floats of one input row and
+ * RING_OTHER_REGS, at most SM_THREADS threads. */
+__host__ __device__ constexpr int ring_min_blocks(int r, int outs)
+{
+    const int threads = RING_TILE_W / outs;
+    const int span = outs + 2 * ((r + VEC - 1) / VEC * VEC);
+    const int blocks = SM_REGISTERS / (threads * ((2 * r + 1) * outs + span + RING_OTHER_REGS));
+    return blocks < 1 ? 1 : blocks > SM_THREADS / threads ? SM_THREADS / threads : blocks;
+}
+
+/* conv2d_sliding_window's vertical window, with the input rows moved out of each
+ * thread's registers into a ring of RING_STAGES shared rows that the whole block
+ * fills by cp.async. A block owns a tile RING_TILE_W outputs wide, OUTS per thread,
+ * and walks down strip_rows output rows of it. While the threads compute with input
+ * row t, rows t + 1 .. t + RING_STAGES - 1 are on their way, and those bytes in
+ * flight hold no registers; a thread reads its SPAN floats of row t from shared
+ * memory in 16-byte loads. acc[e] holds output row t - 2R + e, which meets input row
+ * t with filter row 2R - e: a row starts in acc[K - 1] with the bias, leaves from
+ * acc[0], and the window shifts by one row (the compiler turns most of the shift into
+ * register renaming). Rows above or below the strip collect sums that are never
+ * stored: cheaper than a test per row. Every thread takes part in the copies and the
+ * barriers, also those whose outputs lie past the image's right edge. */
+template <int R, int OUTS, bool WIDE>
+__global__ void __launch_bounds__(RING_TILE_W / OUTS, ring_min_blocks(R, OUTS))
+    conv2d_ring_window(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,
+                       int tiles_x, int strip_rows)
+{
+    constexpr int K = 2 * R + 1;
+    constexpr int THREADS = RING_TILE_W / OUTS;
+    /* A shared row starts 16-byte aligned, on a multiple of 4 columns: the halo is
+     * rounded up to 4. */
+    constexpr int HALO = (R + VEC - 1) / VEC * VEC;
+    constexpr int SPAN = OUTS + 2 * HALO;
+    constexpr int ROW = RING_TILE_W + 2 * HALO;
+    static_assert(RING_TILE_W % OUTS == 0 && OUTS % VEC == 0, "whole float4s per thread");
+    static_assert((RING_STAGES & (RING_STAGES - 1)) == 0 && RING_STAGES >= 2,
+                  "a power-of-two ring");
+    __shared__ __align__(16) float ring[RING_STAGES][ROW];
+
+    const int tile_x = (int)(blockIdx.x % tiles_x) * RING_TILE_W;
+    const int y0 = (int)(blockIdx.x / tiles_x) * strip_rows;
+    const int x0 = tile_x + (int)threadIdx.x * OUTS;
+    const int rows = min(strip_rows, h - y0);
+    /* Input row t of the walk is image row y0 - R + t. */
+    const int steps = rows + 2 * R;
+    for (int p = blockIdx.y; p < n; p += gridDim.y) {
+        const float *src = in + (size_t)p * h * w;
+        float *dst = out + (size_t)p * h * w;
+        /* Every thread is done with the previous plane's ring. */
+        __syncthreads();
+        /* Not unrolled: the compiler would precompute every row's addresses at once. */
+#pragma unroll 1
+        for (int q = 0; q < RING_STAGES - 1; ++q) {
+            if (q < steps)
+                copy_row_async<ROW, THREADS, WIDE>(ring[q], src, y0 - R + q, tile_x - HALO, h, w);
+            commit_copies();
+        }
+        float acc[K][OUTS];
+#pragma unroll
+        for (int e = 0; e < K; ++e)
+#pragma unroll
+            for (int m = 0; m < OUTS; ++m)
+                acc[e][m] = 0.0f;
+#pragma unroll 1
+        for (int t = 0; t < steps; ++t) {
+            /* Row t has landed (the rows after it may still be in flight)... */
+            wait_copies<RING_STAGES - 2>();
+            __syncthreads();
+            /* ...and every thread is done with row t - 1: its buffer takes a new row. */
+            const int q = t + RING_STAGES - 1;
+            if (q < steps)
+                copy_row_async<ROW, THREADS, WIDE>(ring[q % RING_STAGES], src, y0 - R + q,
+                                                   tile_x - HALO, h, w);
+            commit_copies();
+            float v[SPAN];
+            const float4 *row =
+                reinterpret_cast<const float4 *>(ring[t % RING_STAGES] + threadIdx.x * OUTS);
+#pragma unroll
+            for (int c = 0; c < SPAN / VEC; ++c) {
+                const float4 f = row[c];
+                v[c * VEC + 0] = f.x;
+                v[c * VEC + 1] = f.y;
+                v[c * VEC + 2] = f.z;
+                v[c * VEC + 3] = f.w;
+            }
+#pragma unroll
+            for (int m = 0; m < OUTS; ++m)
+                acc[K - 1][m] = filter_bias;
+#pragma unroll
+            for (int e = 0; e < K; ++e)
+                add_filter_row<R, OUTS, HALO, SPAN>(acc[e], v, 2 * R - e);
+            if (t >= 2 * R)
+                store_span<OUTS, WIDE>(acc[0], dst, y0 + t - 2 * R, x0, h, w);
+#pragma unroll
+            for (int e = 0; e < K - 1; ++e)
+#pragma unroll
+                for (int m = 0; m < OUTS; ++m)
+                    acc[e][m] = acc[e + 1][m];
+        }
+    }
+}
+
 /* Filters larger than 15x15. With a run-time radius no loop over the filter can
  * unroll, and a register array indexed by a run-time value is spilled to local
  * memory, so the only arrays here are indexed by the unrolled m: input column
@@ -336,6 +538,37 @@ static void launch_sliding_window(const struct conv_args *a)
     CUDA_CHECK_LAUNCH();
 }
 
+/* Blocks of this instantiation resident on the whole GPU at once. */
+template <int R, int OUTS, bool WIDE> static int ring_resident_blocks(void)
+{
+    static int blocks;
+    if (blocks == 0) {
+        int per_sm;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, conv2d_ring_window<R, OUTS, WIDE>, RING_TILE_W / OUTS, 0));
+        blocks = per_sm * sm_count();
+    }
+    return blocks;
+}
+
+/* Strips as tall as they can be while the blocks still fill every resident slot:
+ * one wave, the fewest halo rows loaded twice, and no last wave that leaves SMs idle. */
+template <int R, int OUTS, bool WIDE> static void launch_ring_window(const struct conv_args *a)
+{
+    const struct conv_shape *s = &a->shape;
+    const int tiles_x = ceil_div(s->w, RING_TILE_W);
+    const int planes = min(s->n, MAX_GRID_Y);
+    const double columns = (double)tiles_x * planes;
+    const double resident = ring_resident_blocks<R, OUTS, WIDE>();
+    const int strips = columns >= resident ? 1 : (int)ceil(resident / columns);
+    const int rows = ceil_div(s->h, strips);
+    const int tiles_y = ceil_div(s->h, rows);
+    const dim3 grid(tiles_x * tiles_y, planes);
+    conv2d_ring_window<R, OUTS, WIDE>
+        <<<grid, RING_TILE_W / OUTS>>>(a->input, a->output, s->n, s->h, s->w, tiles_x, rows);
+    CUDA_CHECK_LAUNCH();
+}
+
 /* 16-byte loads need every row to start on 16 bytes: a width that is a multiple of
  * 4 floats and buffers that start on 16 bytes (cudaMalloc's do, a view into the middle
  * of one may not). Otherwise the same kernel runs with scalar loads. */
@@ -389,6 +622,25 @@ template <int R> struct strip_prefetch {
             launch_sliding_window<R, WIDE_OUTS, true, true>(a);
         else
             launch_sliding_window<R, WIDE_OUTS, false, true>(a);
+    }
+};
+
+template <int R> struct strip_ring {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_ring_window<R, 4, true>(a);
+        else
+            launch_ring_window<R, 4, false>(a);
+    }
+};
+template <int R> struct strip_ring8 {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_ring_window<R, WIDE_OUTS, true>(a);
+        else
+            launch_ring_window<R, WIDE_OUTS, false>(a);
     }
 };
 
@@ -450,4 +702,14 @@ extern "C" void launch_strip(const struct conv_args *a)
 extern "C" void launch_strip_prefetch(const struct conv_args *a)
 {
     launch_for_radius<strip_prefetch>(a);
+}
+
+extern "C" void launch_strip_ring(const struct conv_args *a)
+{
+    launch_for_radius<strip_ring>(a);
+}
+
+extern "C" void launch_strip_ring8(const struct conv_args *a)
+{
+    launch_for_radius<strip_ring8>(a);
 }

@@ -26,6 +26,11 @@ void launch_row8_vec4(const struct conv_args *a);
 void launch_strip(const struct conv_args *a);
 /* strip, also asking L2 for the input row a few rows ahead: more bytes in flight. */
 void launch_strip_prefetch(const struct conv_args *a);
+/* A block-wide strip, 4 outputs per thread: the input rows on their way wait in a
+ * ring of shared rows filled by cp.async, not in registers. */
+void launch_strip_ring(const struct conv_args *a);
+/* strip_ring with 8 outputs per thread: fewer instructions per FMA. */
+void launch_strip_ring8(const struct conv_args *a);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* Lesson 05: register tiling. Each variant changes one thing about how many outputs
  * a thread computes and how its inputs arrive, from lesson 03's one output per
- * thread to a strip of outputs fed by a register window and 16-byte loads. */
+ * thread to a strip of outputs fed by a register window, 16-byte loads and a ring of
+ * shared rows that cp.async fills ahead of the window. */
 #include <limits.h>
 
 #include "kernels.h"
@@ -59,6 +60,20 @@ static const struct conv_variant variants[] = {
      .unsupported = unsupported,
      .prepare = upload_filter,
      .run = launch_strip_prefetch},
+    {.name = "strip_ring",
+     .what = "a block walks down a 1024-wide strip, 4 outputs per thread: input rows wait "
+             "in a ring of 4 shared rows that cp.async fills, not in registers",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_strip_ring},
+    {.name = "strip_ring8",
+     .what = "strip_ring with 8 outputs per thread: fewer instructions per FMA, for the "
+             "larger filters",
+     .dtype = DTYPE_FP32,
+     .unsupported = unsupported,
+     .prepare = upload_filter,
+     .run = launch_strip_ring8},
 };
 
 static const struct lesson lesson = {
@@ -68,7 +83,7 @@ static const struct lesson lesson = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
     .default_preset = "big5",
-    .image_variant = "strip_prefetch",
+    .image_variant = "strip_ring",
     .min_compute_capability = 75,
 };
 
