@@ -17,7 +17,7 @@ const char *row_status(const struct result_row *row)
 
 void print_table_header(void)
 {
-    printf("%-18s %10s %10s %8s %9s %9s %9s %9s %9s  %s\n", "variant", "median ms", "min ms",
+    printf("%-20s %10s %10s %8s %9s %9s %9s %9s %9s  %s\n", "variant", "median ms", "min ms",
            "GB/s", "GFLOP/s", "roofline", "vs cuDNN", "rel err", "max abs", "check");
 }
 
@@ -35,10 +35,10 @@ static void print_optional(const char *format, double value, const char *suffix)
 void print_row(const struct result_row *row)
 {
     if (row->skipped) {
-        printf("%-18s skipped: %s\n", row->variant, row->skipped);
+        printf("%-20s skipped: %s\n", row->variant, row->skipped);
         return;
     }
-    printf("%-18s %10.4f %10.4f %8.1f %9.1f", row->variant, row->time.median_ms,
+    printf("%-20s %10.4f %10.4f %8.1f %9.1f", row->variant, row->time.median_ms,
            row->time.min_ms, row->gbps, row->gflops);
     print_optional("%.1f", row->roofline_pct, "%");
     print_optional("%.2f", row->cudnn_ms / row->time.median_ms, "x");
