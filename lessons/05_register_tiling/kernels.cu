@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include "conv_problem.h"
+#include "cp_async.cuh"
 #include "cuda_check.h"
+#include "row_span.cuh"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -20,8 +22,6 @@
 #define BLOCK_THREADS (BLOCK_W * BLOCK_H)
 /* Radii with unrolled instantiations: the common filter sizes 1..15. */
 #define MAX_UNROLLED_RADIUS 7
-/* Floats in one 16-byte load or store. */
-#define VEC 4
 /* CUDA's limit on gridDim.y; more planes than this are looped over in the kernel. */
 #define MAX_GRID_Y 65535
 /* Outputs per thread along a row in row8, row8_vec4 and strip. */
@@ -47,7 +47,8 @@
  * the launch bound leaves it this many, so the compiler fits as many blocks per SM
  * as the window allows instead of spending registers on precomputed addresses. */
 #define RING_OTHER_REGS 24
-/* Every GPU from sm_75 up holds 1024 threads and 64K registers per SM. */
+/* The smallest per-SM limits from sm_75 up (sm_75 and sm_86 hold 1024 threads; sm_80
+ * and sm_90 hold 2048, so there the bound is cautious) and 64K registers. */
 #define SM_THREADS 1024
 #define SM_REGISTERS 65536
 
@@ -58,62 +59,6 @@ static __constant__ float filter_bias;
 static int ceil_div(int a, int b)
 {
     return (a + b - 1) / b;
-}
-
-/* Row y, columns x .. x + SPAN - 1 of one plane into registers; zero outside the
- * image, which is the "same" padding. With WIDE the caller guarantees that x and w
- * are multiples of 4 and the plane starts on 16 bytes, so each float4 lies wholly
- * inside or wholly outside the image and one test covers its four floats. */
-template <int SPAN, bool WIDE>
-__device__ __forceinline__ void load_span(float (&v)[SPAN], const float *__restrict__ plane, int y,
-                                          int x, int h, int w)
-{
-    /* y * w + c is formed only for a pixel inside the image, so it fits an int, and
-     * the compiler folds each element's offset into its load as an immediate. */
-    const bool row_inside = (unsigned)y < (unsigned)h;
-    if constexpr (WIDE) {
-        static_assert(SPAN % VEC == 0, "a 16-byte span is whole float4s");
-#pragma unroll
-        for (int q = 0; q < SPAN / VEC; ++q) {
-            const int c = x + q * VEC;
-            float4 f = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (row_inside && (unsigned)c < (unsigned)w)
-                f = __ldg(reinterpret_cast<const float4 *>(plane + (y * w + c)));
-            v[q * VEC + 0] = f.x;
-            v[q * VEC + 1] = f.y;
-            v[q * VEC + 2] = f.z;
-            v[q * VEC + 3] = f.w;
-        }
-    } else {
-#pragma unroll
-        for (int e = 0; e < SPAN; ++e) {
-            const int c = x + e;
-            v[e] = row_inside && (unsigned)c < (unsigned)w ? __ldg(plane + (y * w + c)) : 0.0f;
-        }
-    }
-}
-
-/* Outputs x .. x + OUTS - 1 of row y, the ones inside the image. */
-template <int OUTS, bool WIDE>
-__device__ __forceinline__ void store_span(const float (&v)[OUTS], float *__restrict__ plane, int y,
-                                           int x, int h, int w)
-{
-    if (y >= h)
-        return;
-    if constexpr (WIDE) {
-#pragma unroll
-        for (int q = 0; q < OUTS / VEC; ++q) {
-            const int c = x + q * VEC;
-            if (c < w)
-                *reinterpret_cast<float4 *>(plane + (y * w + c)) =
-                    make_float4(v[q * VEC], v[q * VEC + 1], v[q * VEC + 2], v[q * VEC + 3]);
-        }
-    } else {
-#pragma unroll
-        for (int m = 0; m < OUTS; ++m)
-            if (x + m < w)
-                plane[y * w + x + m] = v[m];
-    }
 }
 
 /* One output row per thread, OUTS outputs side by side: for each filter row i the
@@ -246,52 +191,6 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
                     acc[e][m] = acc[e + STEPS][m];
         }
     }
-}
-
-/* Copies 16 aligned bytes from global to shared memory without passing through
- * registers, or writes zeros when !inside (a source size of 0 means zero fill); .cg
- * keeps the stream out of L1. Before sm_80 it is an ordinary load and store. src
- * must be a valid address either way. */
-__device__ __forceinline__ void copy_16_async(float *dst, const float *src, bool inside)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 16 : 0)
-                 : "memory");
-#else
-    *reinterpret_cast<float4 *>(dst) =
-        inside ? __ldg(reinterpret_cast<const float4 *>(src)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#endif
-}
-
-/* The same for 4 bytes, for rows that do not start on 16 bytes. */
-__device__ __forceinline__ void copy_4_async(float *dst, const float *src, bool inside)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 4 : 0)
-                 : "memory");
-#else
-    *dst = inside ? __ldg(src) : 0.0f;
-#endif
-}
-
-/* Closes the group of copies issued since the last call: one group per input row. */
-__device__ __forceinline__ void commit_copies(void)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-/* Waits until at most `pending` groups of this thread's copies are still in flight. */
-template <int pending> __device__ __forceinline__ void wait_copies(void)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
 }
 
 /* Row y, columns x .. x + LEN - 1 of one plane into the shared row dst, zeros outside

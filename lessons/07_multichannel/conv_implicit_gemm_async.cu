@@ -7,57 +7,13 @@
  */
 #include <stdint.h>
 
+#include "cp_async.cuh"
 #include "cuda_check.h"
 #include "implicit_gemm_tile.cuh"
 #include "kernels.h"
 
 #define ASYNC_BK 16    /* reduction depth of one slice: 1024 FMAs per thread per barrier */
 #define ASYNC_STAGES 3 /* slices in the ring: one computed, up to two in flight */
-
-/* Copies 4 bytes from global to shared memory without passing through registers, or
- * writes 0 when !inside (a source size of 0 means zero fill). Before sm_80 it is an
- * ordinary load and store. src must be a valid address either way. */
-static __device__ __forceinline__ void copy_4_async(float *dst, const float *src, bool inside)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 4 : 0)
-                 : "memory");
-#else
-    *dst = inside ? __ldg(src) : 0.0f;
-#endif
-}
-
-/* The same for 16 aligned bytes; .cg keeps the weights out of L1 (they are reused by
- * other blocks, through L2). */
-static __device__ __forceinline__ void copy_16_async(float *dst, const float *src, bool inside)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 16 : 0)
-                 : "memory");
-#else
-    *(float4 *)dst = inside ? __ldg((const float4 *)src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#endif
-}
-
-/* Closes the group of copies issued since the last call: one group per slice. */
-static __device__ __forceinline__ void commit_copies(void)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-/* Waits until at most `pending` groups of this thread's copies are still in flight. */
-template <int pending> static __device__ __forceinline__ void wait_copies(void)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
-}
 
 /* Rows l0.. of the weight slice: thread t copies float4 column t % (BM/4) of rows
  * t / (BM/4) + step * j. A float4 lies wholly inside or outside [0, kpad) because
