@@ -47,8 +47,8 @@
  * the launch bound leaves it this many, so the compiler fits as many blocks per SM
  * as the window allows instead of spending registers on precomputed addresses. */
 #define RING_OTHER_REGS 24
-/* The smallest per-SM limits from sm_75 up (sm_75 and sm_86 hold 1024 threads; sm_80
- * and sm_90 hold 2048, so there the bound is cautious) and 64K registers. */
+/* The smallest per-SM limits from sm_75 up (sm_75 holds 1024 threads; sm_86/89 1536;
+ * sm_80/90 2048, so there the bound is cautious) and 64K registers. */
 #define SM_THREADS 1024
 #define SM_REGISTERS 65536
 
