@@ -1,10 +1,19 @@
-# Run at every build (cmake -P): writes build_info.c with the current commit, and
-# touches it only when the commit changed, so nothing rebuilds needlessly.
+# Run at every build (cmake -P): writes build_info.c with the current commit and the
+# CUDA architectures the build targets, and touches it only when they changed, so
+# nothing rebuilds needlessly. Where the tree has no .git (a copy sent to a GPU
+# machine), the commit comes from the .commit file that scripts/stamp-commit.sh
+# wrote beside the sources before the copy.
 execute_process(COMMAND git rev-parse --short HEAD
   WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE commit
   OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
 if(failed OR commit STREQUAL "")
-  set(commit "unknown")
+  if(EXISTS "${SOURCE_DIR}/.commit")
+    file(STRINGS "${SOURCE_DIR}/.commit" commit LIMIT_COUNT 1)
+  else()
+    set(commit "none")
+    message(WARNING "no git repository and no .commit file: the CSV's commit column says "
+                    "'none' (run scripts/stamp-commit.sh in a git checkout before copying)")
+  endif()
 else()
   execute_process(COMMAND git status --porcelain --untracked-files=no
     WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE changes ERROR_QUIET)
@@ -13,6 +22,7 @@ else()
   endif()
 endif()
 set(text "#include \"build_info.h\"\nconst char build_commit[] = \"${commit}\";\n")
+string(APPEND text "const char build_cuda_architectures[] = \"${ARCHITECTURES}\";\n")
 if(EXISTS "${OUTPUT}")
   file(READ "${OUTPUT}" old)
 endif()

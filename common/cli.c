@@ -134,9 +134,12 @@ static void print_help(const struct lesson *lesson)
     printf("  --weights FILE     KCRS or RS weights (required with --input)\n");
     printf("  --bias FILE        K biases (optional)\n");
     printf("  --output FILE      where the result goes (optional)\n\n");
-    printf("image mode (runs variant '%s' on each plane of a PGM/PPM):\n", lesson->image_variant);
-    printf("  --image FILE       binary PGM (P5) or PPM (P6), maxval 255\n");
-    printf("  --out FILE         the filtered image (absolute values, clamped to 0..255)\n\n");
+    if (lesson->image_variant) {
+        printf("image mode (runs variant '%s' on each plane of a PGM/PPM):\n",
+               lesson->image_variant);
+        printf("  --image FILE       binary PGM (P5) or PPM (P6), maxval 255\n");
+        printf("  --out FILE         the filtered image (absolute values, clamped to 0..255)\n\n");
+    }
     printf("variants:\n");
     for (int i = 0; i < lesson->variant_count; i++)
         printf("  %-18s %s\n", lesson->variants[i].name, lesson->variants[i].what);

@@ -6,14 +6,14 @@
 
 #include "cuda_check.h"
 
-#define CUDNN_CHECK(expr)                                                              \
-    do {                                                                               \
-        cudnnStatus_t cudnn_check_status_ = (expr);                                    \
-        if (cudnn_check_status_ != CUDNN_STATUS_SUCCESS) {                             \
-            fprintf(stderr, "error: cuDNN: %s failed at %s:%d: %s\n", #expr, __FILE__, \
-                    __LINE__, cudnnGetErrorString(cudnn_check_status_));               \
-            exit(1);                                                                   \
-        }                                                                              \
+#define CUDNN_CHECK(expr)                                                                          \
+    do {                                                                                           \
+        cudnnStatus_t cudnn_check_status_ = (expr);                                                \
+        if (cudnn_check_status_ != CUDNN_STATUS_SUCCESS) {                                         \
+            fprintf(stderr, "error: cuDNN: %s failed at %s:%d: %s\n", #expr, __FILE__, __LINE__,   \
+                    cudnnGetErrorString(cudnn_check_status_));                                     \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 struct cudnn_conv {
@@ -26,86 +26,122 @@ struct cudnn_conv {
     size_t workspace_bytes;
 };
 
-static const char *const algo_names[] = {
-    "implicit_gemm", "implicit_precomp_gemm", "gemm",     "direct",
-    "fft",           "fft_tiling",            "winograd", "winograd_nonfused"};
+static const char *const algo_names[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {
+    "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+    "winograd",      "winograd_nonfused"};
 
 bool cudnn_available(void)
 {
     return true;
 }
 
-struct cudnn_conv *cudnn_conv_create(const struct conv_shape *s, const char **why)
+int cudnn_version(void)
 {
+    return (int)cudnnGetVersion();
+}
+
+int cudnn_conv_algorithm_count(void)
+{
+    return CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+}
+
+const char *cudnn_algorithm_name(int algorithm)
+{
+    return algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT ? algo_names[algorithm]
+                                                                          : "?";
+}
+
+static bool data_type_of(enum dtype d, cudnnDataType_t *t)
+{
+    switch (d) {
+    case DTYPE_FP32:
+    case DTYPE_TF32: *t = CUDNN_DATA_FLOAT; return true;
+    case DTYPE_FP16: *t = CUDNN_DATA_HALF; return true;
+    case DTYPE_BF16: *t = CUDNN_DATA_BFLOAT16; return true;
+    default: return false; /* 3xtf32 and binary have no cuDNN equivalent */
+    }
+}
+
+struct cudnn_conv *cudnn_conv_create(const struct conv_shape *s, enum dtype d, enum layout l,
+                                     cudaStream_t stream, const char **why)
+{
+    cudnnDataType_t type;
+    if (!data_type_of(d, &type) || l == LAYOUT_BITS) {
+        *why = "cuDNN has no such format";
+        return NULL;
+    }
     struct cudnn_conv *c = calloc(1, sizeof *c);
     if (!c) {
         *why = "out of host memory";
         return NULL;
     }
+    const cudnnTensorFormat_t format = l == LAYOUT_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     const int pad = s->ksize / 2;
     CUDNN_CHECK(cudnnCreate(&c->handle));
+    CUDNN_CHECK(cudnnSetStream(c->handle, stream));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->in_desc));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->out_desc));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&c->w_desc));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&c->conv_desc));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->in_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n,
-                                           s->cin, s->h, s->w));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->out_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n,
-                                           s->cout, s->h, s->w));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(c->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->cout,
-                                           s->cin, s->ksize, s->ksize));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->in_desc, format, type, s->n, s->cin, s->h, s->w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->out_desc, format, type, s->n, s->cout, s->h, s->w));
+    CUDNN_CHECK(
+        cudnnSetFilter4dDescriptor(c->w_desc, type, format, s->cout, s->cin, s->ksize, s->ksize));
+    /* Accumulate in float32 for every type (fp16/bf16: the "pseudo" configurations). */
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c->conv_desc, pad, pad, 1, 1, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    /* FMA math only: plain fp32, no TF32 tensor cores. */
-    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv_desc, CUDNN_FMA_MATH));
-
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int found = 0;
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(c->handle, c->in_desc, c->w_desc,
-                                                     c->conv_desc, c->out_desc,
-                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
-                                                     perf));
-    int best = -1;
-    for (int i = 0; i < found && best < 0; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS)
-            best = i; /* results come sorted by time */
-    if (best < 0) {
-        *why = "cuDNN found no algorithm for this problem";
-        cudnn_conv_destroy(c);
-        return NULL;
-    }
-    c->algo = perf[best].algo;
-    c->workspace_bytes = perf[best].memory;
-    if (c->workspace_bytes > 0 && cudaMalloc(&c->workspace, c->workspace_bytes) != cudaSuccess) {
-        cudaGetLastError();
-        *why = "no GPU memory left for cuDNN's workspace";
-        c->workspace = NULL;
-        cudnn_conv_destroy(c);
-        return NULL;
-    }
+    /* fp32 is plain FMA arithmetic; the others may use the tensor cores. */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv_desc, d == DTYPE_FP32 ? CUDNN_FMA_MATH
+                                                                          : CUDNN_TENSOR_OP_MATH));
     return c;
 }
 
-void cudnn_conv_run(struct cudnn_conv *c, const float *in, const float *w, float *out)
+static void release_workspace(struct cudnn_conv *c)
 {
-    const float alpha = 1.0f, beta = 0.0f;
-    CUDNN_CHECK(cudnnConvolutionForward(c->handle, &alpha, c->in_desc, in, c->w_desc, w,
-                                        c->conv_desc, c->algo, c->workspace, c->workspace_bytes,
-                                        &beta, c->out_desc, out));
+    if (c->workspace)
+        CUDA_CHECK(cudaFree(c->workspace));
+    c->workspace = NULL;
+    c->workspace_bytes = 0;
 }
 
-const char *cudnn_conv_algorithm(const struct cudnn_conv *c)
+bool cudnn_conv_select(struct cudnn_conv *c, int algorithm, size_t max_workspace, const char **why)
 {
-    int i = (int)c->algo;
-    return i >= 0 && i < (int)(sizeof algo_names / sizeof algo_names[0]) ? algo_names[i] : "?";
+    release_workspace(c);
+    c->algo = (cudnnConvolutionFwdAlgo_t)algorithm;
+    size_t bytes = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(c->handle, c->in_desc, c->w_desc, c->conv_desc,
+                                                c->out_desc, c->algo,
+                                                &bytes) != CUDNN_STATUS_SUCCESS) {
+        *why = "not offered for this problem";
+        return false;
+    }
+    if (bytes > max_workspace) {
+        *why = "its workspace does not fit in GPU memory";
+        return false;
+    }
+    if (bytes > 0 && cudaMalloc(&c->workspace, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        c->workspace = NULL;
+        *why = "no GPU memory left for its workspace";
+        return false;
+    }
+    c->workspace_bytes = bytes;
+    return true;
+}
+
+bool cudnn_conv_run(struct cudnn_conv *c, const void *in, const void *w, void *out)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    return cudnnConvolutionForward(c->handle, &alpha, c->in_desc, in, c->w_desc, w, c->conv_desc,
+                                   c->algo, c->workspace, c->workspace_bytes, &beta, c->out_desc,
+                                   out) == CUDNN_STATUS_SUCCESS;
 }
 
 void cudnn_conv_destroy(struct cudnn_conv *c)
 {
     if (!c)
         return;
-    if (c->workspace)
-        CUDA_CHECK(cudaFree(c->workspace));
+    release_workspace(c);
     cudnnDestroyConvolutionDescriptor(c->conv_desc);
     cudnnDestroyFilterDescriptor(c->w_desc);
     cudnnDestroyTensorDescriptor(c->in_desc);

@@ -72,10 +72,15 @@ static size_t sample_capacity(const struct conv_shape *s)
     return GOLD_BORDER_PLANES * border + GOLD_RANDOM_SAMPLES;
 }
 
-bool gold_compute(struct gold *g, const struct conv_shape *s, const float *in,
-                  const float *w, const float *bias, uint64_t seed)
+bool gold_is_sampled(const struct conv_shape *s)
 {
-    g->sampled = conv_macs(s) > GOLD_FULL_MAX_MACS;
+    return conv_macs(s) > GOLD_FULL_MAX_MACS;
+}
+
+bool gold_compute(struct gold *g, const struct conv_shape *s, const float *in, const float *w,
+                  const float *bias, uint64_t seed)
+{
+    g->sampled = gold_is_sampled(s);
     g->index = NULL;
     if (g->sampled) {
         g->index = malloc(sample_capacity(s) * sizeof *g->index);

@@ -24,10 +24,12 @@ struct gold {
 /* One reference output at flat NCHW index `at`; *magnitude receives its error scale. */
 double gold_output_at(const struct conv_shape *s, const float *in, const float *w,
                       const float *bias, size_t at, double *magnitude);
+/* True when the problem is too large for a full reference: it is sampled. */
+bool gold_is_sampled(const struct conv_shape *s);
 /* Full or sampled reference; the sample is drawn from `seed`. Returns false on
  * allocation failure. */
-bool gold_compute(struct gold *g, const struct conv_shape *s, const float *in,
-                  const float *w, const float *bias, uint64_t seed);
+bool gold_compute(struct gold *g, const struct conv_shape *s, const float *in, const float *w,
+                  const float *bias, uint64_t seed);
 void gold_free(struct gold *g);
 
 #endif

@@ -1,6 +1,7 @@
 #include "gpu_info.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_check.h"
@@ -33,6 +34,28 @@ int fp32_lanes_per_sm(int cc_major, int cc_minor)
     return 128;    /* sm_86/87/89, Hopper, Blackwell */
 }
 
+bool binary_runs_jit(const char *architectures, int cc_major, int cc_minor)
+{
+    /* CMake picks real machine code for these itself. */
+    if (strstr(architectures, "native") || strstr(architectures, "all"))
+        return false;
+    const char *p = architectures;
+    while (*p) {
+        char *end;
+        long arch = strtol(p, &end, 10);
+        bool ptx_only = strncmp(end, "-virtual", 8) == 0;
+        /* Machine code for X runs on a GPU of the same major version and minor >= X's;
+         * "a"/"f" suffixed architectures (90a) need the exact GPU. */
+        bool exact_only = *end == 'a' || *end == 'f';
+        if (end != p && !ptx_only && arch / 10 == cc_major &&
+            (exact_only ? arch % 10 == cc_minor : arch % 10 <= cc_minor))
+            return false;
+        p = end + strcspn(end, ";,");
+        p += *p != '\0';
+    }
+    return true;
+}
+
 void gpu_query(int id, struct gpu_info *g)
 {
     memset(g, 0, sizeof *g);
@@ -50,8 +73,11 @@ void gpu_query(int id, struct gpu_info *g)
     CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, id));
     g->l2_bytes = (size_t)l2;
     CUDA_CHECK(cudaMemGetInfo(&g->free_bytes, &g->total_bytes));
-    g->peak_gflops = (double)g->sm_count * g->clock_khz * 1e3 *
-                     fp32_lanes_per_sm(g->cc_major, g->cc_minor) * 2 / 1e9;
+    double sm_clocks = (double)g->sm_count * g->clock_khz * 1e3 / 1e9;
+    g->peak_gflops[UNIT_FP32_FMA] = sm_clocks * fp32_lanes_per_sm(g->cc_major, g->cc_minor) * 2;
+    for (int u = UNIT_TF32_TC; u < UNIT_COUNT; u++)
+        g->peak_gflops[u] =
+            sm_clocks * tensor_flops_per_clock((enum compute_unit)u, g->cc_major, g->cc_minor);
 }
 
 void gpu_measure_copy_bandwidth(struct gpu_info *g)

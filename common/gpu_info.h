@@ -1,10 +1,13 @@
-/* What the harness needs to know about the GPU: its name and limits, the FP32 peak
- * from its attributes, and a measured copy bandwidth (the memory roof). */
+/* What the harness needs to know about the GPU: its name and limits, the peak of
+ * each arithmetic unit from its attributes, and a measured copy bandwidth (the
+ * memory roof). */
 #ifndef GPU_INFO_H
 #define GPU_INFO_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "roofline.h"
 
 struct gpu_info {
     int id;
@@ -14,8 +17,10 @@ struct gpu_info {
     int clock_khz;
     size_t l2_bytes;
     size_t free_bytes, total_bytes;
-    double peak_gflops;    /* FP32: SMs x clock x lanes per SM x 2 */
-    double copy_gbps;      /* device-to-device copy, bytes read + written */
+    /* SMs x clock x FLOPs per clock per SM of each unit; 0 where unknown.
+     * FP32: lanes per SM x 2. */
+    double peak_gflops[UNIT_COUNT];
+    double copy_gbps; /* device-to-device copy, bytes read + written */
 };
 
 /* Number of usable devices; 0 when CUDA reports none (the reason in *why). */
@@ -25,5 +30,9 @@ void gpu_query(int id, struct gpu_info *g);
 /* Measures copy bandwidth once per process and stores it in g->copy_gbps. */
 void gpu_measure_copy_bandwidth(struct gpu_info *g);
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
+/* True when none of the architectures a binary was built for (CMake's list, e.g.
+ * "75", "80;90-real", "90-virtual") has machine code this GPU runs: the driver then
+ * compiles the embedded PTX at load, without the GPU's own instructions. */
+bool binary_runs_jit(const char *architectures, int cc_major, int cc_minor);
 
 #endif

@@ -4,41 +4,85 @@
 
 #include "cuda_check.h"
 
-/* 0xFF bytes make every float a NaN: an output element nobody writes fails the check. */
+/* 0xFF bytes make every float, half and bfloat16 a NaN: an output element nobody
+ * writes fails the check. */
 #define POISON_BYTE 0xFF
 
-size_t buffer_set_bytes(const struct conv_shape *s)
+static struct dims4 input_dims(const struct conv_shape *s)
 {
-    return (input_count(s) + output_count(s)) * sizeof(float);
+    return (struct dims4){s->n, s->cin, s->h, s->w};
 }
 
-int buffer_sets_for(const struct conv_shape *s, size_t l2_bytes, size_t free_bytes)
+static struct dims4 output_dims(const struct conv_shape *s)
 {
-    size_t set = buffer_set_bytes(s);
-    size_t wanted = (ROTATE_L2_FACTOR * l2_bytes + set - 1) / set;
-    size_t fit = free_bytes / 2 / set; /* leave half the memory to cuDNN's workspace */
+    return (struct dims4){s->n, s->cout, s->h, s->w};
+}
+
+static struct dims4 weight_dims(const struct conv_shape *s)
+{
+    return (struct dims4){s->cout, s->cin, s->ksize, s->ksize};
+}
+
+size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l)
+{
+    return tensor_bytes(input_dims(s), d, l) +
+           tensor_bytes(output_dims(s), output_dtype(d), output_layout(l));
+}
+
+int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes)
+{
+    size_t wanted = (ROTATE_L2_FACTOR * l2_bytes + set_bytes - 1) / set_bytes;
+    size_t fit = free_bytes / 2 / set_bytes; /* leave half the memory to cuDNN's workspace */
     size_t sets = wanted < fit ? wanted : fit;
     if (sets > MAX_BUFFER_SETS)
         sets = MAX_BUFFER_SETS;
     return sets < 1 ? 1 : (int)sets;
 }
 
-void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, int sets,
-                        const float *input, const float *weights, const float *bias)
+static void *host_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "error: out of host memory (%.1f MB for a buffer conversion)\n",
+                bytes / 1e6);
+        exit(1);
+    }
+    return p;
+}
+
+/* float32 NCHW -> the buffers' format -> device. */
+static void upload(void *device, const float *nchw, struct dims4 d, const struct gpu_buffers *b,
+                   size_t bytes)
+{
+    void *staged = host_alloc(bytes);
+    tensor_from_nchw(nchw, d, b->dtype, b->layout, staged);
+    CUDA_CHECK(cudaMemcpy(device, staged, bytes, cudaMemcpyHostToDevice));
+    free(staged);
+}
+
+void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
+                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
+                        const float *weights, const float *bias, cudaStream_t stream)
 {
     b->shape = *s;
+    b->dtype = d;
+    b->layout = l;
     b->sets = sets;
-    size_t in_bytes = input_count(s) * sizeof(float);
-    size_t out_bytes = output_count(s) * sizeof(float);
-    size_t w_bytes = weight_count(s) * sizeof(float);
+    b->stream = stream;
+    b->input_bytes = tensor_bytes(input_dims(s), d, l);
+    b->output_bytes = tensor_bytes(output_dims(s), output_dtype(d), output_layout(l));
+    b->weight_bytes = tensor_bytes(weight_dims(s), d, l);
+    float *input = host_alloc(input_count(s) * sizeof *input);
     for (int i = 0; i < sets; i++) {
-        CUDA_CHECK(cudaMalloc((void **)&b->input[i], in_bytes));
-        CUDA_CHECK(cudaMalloc((void **)&b->output[i], out_bytes));
-        CUDA_CHECK(cudaMemcpy(b->input[i], input, in_bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(b->output[i], POISON_BYTE, out_bytes));
+        CUDA_CHECK(cudaMalloc(&b->input[i], b->input_bytes));
+        CUDA_CHECK(cudaMalloc(&b->output[i], b->output_bytes));
+        draw(draw_context, i, input);
+        upload(b->input[i], input, input_dims(s), b, b->input_bytes);
+        CUDA_CHECK(cudaMemset(b->output[i], POISON_BYTE, b->output_bytes));
     }
-    CUDA_CHECK(cudaMalloc((void **)&b->weights, w_bytes));
-    CUDA_CHECK(cudaMemcpy(b->weights, weights, w_bytes, cudaMemcpyHostToDevice));
+    free(input);
+    CUDA_CHECK(cudaMalloc(&b->weights, b->weight_bytes));
+    upload(b->weights, weights, weight_dims(s), b, b->weight_bytes);
     b->bias = NULL;
     if (s->bias) {
         size_t bias_bytes = bias_count(s) * sizeof(float);
@@ -61,17 +105,21 @@ void gpu_buffers_free(struct gpu_buffers *b)
 
 struct conv_args gpu_args(const struct gpu_buffers *b, int set)
 {
-    struct conv_args a = {b->shape, b->input[set], b->weights, b->bias, b->output[set]};
+    struct conv_args a = {b->shape,       b->input[set], b->weights, b->bias,
+                          b->output[set], NULL,          b->stream};
     return a;
 }
 
 void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, float *host_out)
 {
-    size_t out_bytes = output_count(&b->shape) * sizeof(float);
-    CUDA_CHECK(cudaMemset(b->output[0], POISON_BYTE, out_bytes));
+    CUDA_CHECK(cudaMemsetAsync(b->output[0], POISON_BYTE, b->output_bytes, b->stream));
     run(context, b, 0);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(host_out, b->output[0], out_bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaStreamSynchronize(b->stream));
+    void *staged = host_alloc(b->output_bytes);
+    CUDA_CHECK(cudaMemcpy(staged, b->output[0], b->output_bytes, cudaMemcpyDeviceToHost));
+    tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype), output_layout(b->layout),
+                   host_out);
+    free(staged);
 }
 
 struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *b, int warmup,
@@ -93,11 +141,11 @@ struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *
     }
     /* All runs are queued back to back; the events record only the GPU's time. */
     for (int i = 0; i < reps; i++, set = (set + 1) % b->sets) {
-        CUDA_CHECK(cudaEventRecord(start[i], 0));
+        CUDA_CHECK(cudaEventRecord(start[i], b->stream));
         run(context, b, set);
-        CUDA_CHECK(cudaEventRecord(stop[i], 0));
+        CUDA_CHECK(cudaEventRecord(stop[i], b->stream));
     }
-    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaStreamSynchronize(b->stream));
     for (int i = 0; i < reps; i++) {
         float ms;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start[i], stop[i]));

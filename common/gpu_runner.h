@@ -1,15 +1,19 @@
 /* Running and timing work on the GPU, as DESIGN.md's "Measuring" asks: device
  * events around the launches only, warm-up first, median and min of many runs, and
  * for problems that would sit in L2 a rotation over several input/output buffer
- * sets so each run reads from DRAM as a real layer would. */
+ * sets so each run reads from DRAM as a real layer would. Each set holds its own
+ * input, converted to the format of the variants that run on it before timing. */
 #ifndef GPU_RUNNER_H
 #define GPU_RUNNER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cuda_runtime_api.h>
+
 #include "conv_problem.h"
 #include "lesson.h"
+#include "tensor_format.h"
 #include "timing.h"
 
 /* Rotate until the buffers are this many times the L2, with at most this many sets. */
@@ -18,26 +22,36 @@
 
 struct gpu_buffers {
     struct conv_shape shape;
+    enum dtype dtype; /* of input and weights; the output is output_dtype(dtype) */
+    enum layout layout;
     int sets;
-    float *input[MAX_BUFFER_SETS];
-    float *output[MAX_BUFFER_SETS];
-    float *weights, *bias;
+    void *input[MAX_BUFFER_SETS];
+    void *output[MAX_BUFFER_SETS];
+    void *weights;
+    float *bias;
+    size_t input_bytes, output_bytes, weight_bytes;
+    cudaStream_t stream;
 };
 
-/* Bytes one buffer set needs (input + output). */
-size_t buffer_set_bytes(const struct conv_shape *s);
+/* Writes the float32 NCHW input of buffer set `set` (already rounded to the dtype). */
+typedef void (*draw_input_fn)(void *context, int set, float *input);
+
+/* Bytes one buffer set needs (input + output) in this format. */
+size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l);
 /* Sets to rotate over for this L2 size, limited by the memory available. */
-int buffer_sets_for(const struct conv_shape *s, size_t l2_bytes, size_t free_bytes);
-/* Allocates the sets and uploads the same input to each. */
-void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, int sets,
-                        const float *input, const float *weights, const float *bias);
+int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes);
+/* Allocates the sets, converts and uploads each set's input, the weights and the bias. */
+void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
+                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
+                        const float *weights, const float *bias, cudaStream_t stream);
 void gpu_buffers_free(struct gpu_buffers *b);
 struct conv_args gpu_args(const struct gpu_buffers *b, int set);
 
 /* Something to run on buffer set `set`: a lesson variant or cuDNN. */
 typedef void (*enqueue_fn)(void *context, const struct gpu_buffers *b, int set);
 
-/* Poisons output set 0 with NaN, runs once, waits, and copies it to host_out. */
+/* Poisons output set 0 with NaN, runs once, waits, and copies it to host_out as
+ * float32 NCHW. */
 void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, float *host_out);
 /* Warm-up runs, then `reps` runs each timed with events, rotating buffer sets. */
 struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *b, int warmup,

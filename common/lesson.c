@@ -1,5 +1,7 @@
-/* The recipe every lesson follows: parse, load or draw the inputs, compute the gold
- * reference, then for each variant run once and check, time, and report. */
+/* The recipe every lesson follows: parse, load or draw the inputs, then for each
+ * cuDNN baseline and each variant: convert the inputs to its format, run once and
+ * check against the float64 gold of the inputs as that format stores them, time,
+ * and report. */
 #include "lesson.h"
 
 #include <math.h>
@@ -8,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_info.h"
 #include "cli.h"
 #include "cuda_check.h"
 #include "cudnn_baseline.h"
+#include "cudnn_rows.h"
 #include "fileutil.h"
 #include "gold.h"
 #include "gpu_info.h"
@@ -19,6 +23,7 @@
 #include "inputs.h"
 #include "npy.h"
 #include "report.h"
+#include "rng.h"
 #include "roofline.h"
 
 #define EXIT_PASS 0
@@ -27,6 +32,25 @@
 #define EXIT_NO_GPU 77
 #define EXIT_DONE (-1) /* --help or --list-presets: nothing to run */
 #define ERROR_SIZE 512
+/* A baseline for binary variants is cuDNN at fp32 and at fp16 NHWC. */
+#define MAX_BASELINES_PER_FORMAT 2
+#define MAX_BASELINES 16
+/* Sets after the first get inputs from seeds this far apart. */
+#define SET_SEED_STRIDE 0x9e3779b97f4a7c15ull
+
+/* The inputs as one dtype stores them (fp16, bf16 and binary round them), and the
+ * gold reference of exactly those inputs. */
+struct rounded_inputs {
+    bool ready;
+    float *input, *weights; /* owned, or the host problem's own arrays for fp32 */
+    struct gold gold;
+};
+
+/* One cuDNN row's format and, once it ran, its time. */
+struct baseline {
+    struct baseline_format format;
+    double median_ms; /* NAN when it did not run */
+};
 
 /* Everything a run needs after set-up. */
 struct run {
@@ -36,16 +60,109 @@ struct run {
     bool have_gpu;
     const char *no_gpu_reason;
     struct gpu_info gpu;
-    struct gpu_buffers buffers;
-    struct gold gold;
-    float *host_out; /* a result copied back (GPU) or computed (CPU) */
-    double cudnn_ms; /* NAN until the cuDNN row ran */
+    cudaStream_t stream;
+    struct rounded_inputs rounded[DTYPE_COUNT]; /* indexed by rounding_of(dtype) */
+    struct baseline baselines[MAX_BASELINES];
+    int baseline_count;
+    float *host_out; /* a result copied back (GPU) or computed (CPU), float32 NCHW */
     int failures;
+};
+
+/* A variant and the scratch memory the harness gave it. */
+struct variant_run {
+    const struct conv_variant *variant;
+    void *scratch;
 };
 
 static const char *variant_blocker(const struct run *r, const struct conv_variant *v)
 {
     return v->unsupported ? v->unsupported(&r->host.shape) : NULL;
+}
+
+/* dtypes whose inputs are the same values share one gold. */
+static enum dtype rounding_of(enum dtype d)
+{
+    return d == DTYPE_FP16 || d == DTYPE_BF16 || d == DTYPE_BINARY ? d : DTYPE_FP32;
+}
+
+static float *rounded_copy(const float *x, size_t count, enum dtype d)
+{
+    float *y = malloc((count ? count : 1) * sizeof *y);
+    if (!y) {
+        fprintf(stderr, "error: out of host memory for the %s inputs\n", dtype_name(d));
+        exit(EXIT_FAIL);
+    }
+    for (size_t i = 0; i < count; i++)
+        y[i] = dtype_round(d, x[i]);
+    return y;
+}
+
+static struct rounded_inputs *inputs_for(struct run *r, enum dtype d)
+{
+    enum dtype key = rounding_of(d);
+    struct rounded_inputs *ri = &r->rounded[key];
+    if (ri->ready)
+        return ri;
+    const struct conv_shape *s = &r->host.shape;
+    ri->ready = true;
+    if (key == DTYPE_FP32) {
+        ri->input = r->host.input;
+        ri->weights = r->host.weights;
+    } else {
+        ri->input = rounded_copy(r->host.input, input_count(s), key);
+        ri->weights = rounded_copy(r->host.weights, weight_count(s), key);
+    }
+    if (r->opts.verify &&
+        !gold_compute(&ri->gold, s, ri->input, ri->weights, r->host.bias, r->opts.seed)) {
+        fprintf(stderr, "error: out of host memory for the reference\n");
+        exit(EXIT_FAIL);
+    }
+    return ri;
+}
+
+static void free_rounded(struct run *r)
+{
+    for (int d = 0; d < DTYPE_COUNT; d++) {
+        struct rounded_inputs *ri = &r->rounded[d];
+        if (ri->input != r->host.input)
+            free(ri->input);
+        if (ri->weights != r->host.weights)
+            free(ri->weights);
+        gold_free(&ri->gold);
+    }
+}
+
+/* Buffer set 0 holds the problem's input; every other set a fresh random input of
+ * the same kind, so that no two sets are the same data. */
+struct draw_context {
+    struct run *run;
+    enum dtype dtype;
+};
+
+static void draw_set_input(void *context, int set, float *input)
+{
+    struct draw_context *dc = context;
+    const struct conv_shape *s = &dc->run->host.shape;
+    size_t count = input_count(s);
+    if (set == 0) {
+        memcpy(input, inputs_for(dc->run, dc->dtype)->input, count * sizeof *input);
+        return;
+    }
+    struct rng g = rng_seeded(dc->run->opts.seed + (uint64_t)set * SET_SEED_STRIDE);
+    fill_uniform(input, count, -1.0f, 1.0f, &g);
+    for (size_t i = 0; i < count; i++)
+        input[i] = dtype_round(dc->dtype, input[i]);
+}
+
+static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, enum layout l)
+{
+    const struct conv_shape *s = &r->host.shape;
+    int sets = r->opts.mode == MODE_BENCH
+                   ? buffer_sets_for(buffer_set_bytes(s, d, l), r->gpu.l2_bytes, r->gpu.free_bytes)
+                   : 1;
+    struct draw_context dc = {r, d};
+    gpu_buffers_create(b, s, d, l, sets, draw_set_input, &dc, inputs_for(r, d)->weights,
+                       r->host.bias, r->stream);
 }
 
 /* Picks the GPU, or says why there is none. A GPU lesson without one exits 77. */
@@ -56,8 +173,8 @@ static int open_gpu(struct run *r)
     bool needed = r->lesson->target == TARGET_GPU;
     if (count == 0) {
         if (needed) {
-            fprintf(stderr, "skipped: %s needs a CUDA GPU and found none (%s)\n",
-                    r->lesson->name, why);
+            fprintf(stderr, "skipped: %s needs a CUDA GPU and found none (%s)\n", r->lesson->name,
+                    why);
             return EXIT_NO_GPU;
         }
         r->no_gpu_reason = why;
@@ -77,19 +194,20 @@ static int open_gpu(struct run *r)
                 r->gpu.cc_minor);
         return EXIT_NO_GPU;
     }
+    /* float32 NCHW is the largest format: if it fits, every format does. */
     const struct conv_shape *s = &r->host.shape;
-    size_t need = buffer_set_bytes(s) + (weight_count(s) + bias_count(s)) * sizeof(float);
+    size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) +
+                  (weight_count(s) + bias_count(s)) * sizeof(float);
     if (need > r->gpu.free_bytes) {
-        fprintf(stderr, "error: the problem needs %.2f GB of GPU memory and %s has %.2f GB "
-                        "free: use a smaller --size, --batch or channel count\n",
+        fprintf(stderr,
+                "error: the problem needs %.2f GB of GPU memory and %s has %.2f GB "
+                "free: use a smaller --size, --batch or channel count\n",
                 need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
         return EXIT_USAGE;
     }
     r->have_gpu = true;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
     gpu_measure_copy_bandwidth(&r->gpu);
-    int sets = r->opts.mode == MODE_BENCH
-                   ? buffer_sets_for(s, r->gpu.l2_bytes, r->gpu.free_bytes) : 1;
-    gpu_buffers_create(&r->buffers, s, sets, r->host.input, r->host.weights, r->host.bias);
     return EXIT_PASS;
 }
 
@@ -100,58 +218,81 @@ static void print_header(const struct run *r)
     printf("lesson %s | ", r->lesson->name);
     if (r->lesson->target == TARGET_CPU)
         printf("CPU %s | ", cpu);
-    if (r->have_gpu)
-        printf("%s | cc %d.%d | %d SMs | L2 %.0f MB | copy %.0f GB/s | fp32 peak %.1f TFLOP/s",
+    if (r->have_gpu) {
+        const double *peak = r->gpu.peak_gflops;
+        printf("%s | cc %d.%d | %d SMs | L2 %.0f MB | copy %.0f GB/s | peak TFLOP/s: fp32 %.1f",
                r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count,
-               r->gpu.l2_bytes / 1e6, r->gpu.copy_gbps, r->gpu.peak_gflops / 1e3);
-    else
+               r->gpu.l2_bytes / 1e6, r->gpu.copy_gbps, peak[UNIT_FP32_FMA] / 1e3);
+        for (int u = UNIT_TF32_TC; u < UNIT_COUNT; u++)
+            if (peak[u] > 0)
+                printf(", %s %.0f", unit_name((enum compute_unit)u), peak[u] / 1e3);
+    } else {
         printf("no GPU (%s): GPU rows skipped", r->no_gpu_reason);
+    }
     printf("\n");
+    if (r->have_gpu && binary_runs_jit(build_cuda_architectures, r->gpu.cc_major, r->gpu.cc_minor))
+        printf("warning: built for sm_%s, not for this GPU's sm_%d%d: running JIT-compiled PTX, "
+               "so the numbers are not representative (rebuild: cmake -S . -B build)\n",
+               build_cuda_architectures, r->gpu.cc_major, r->gpu.cc_minor);
 }
 
-static struct roofline roofline_for(const struct run *r, double flops)
+static struct roofline roofline_for(const struct run *r, double bytes, double flops, enum dtype d)
 {
-    struct roofline roof = {conv_min_bytes(&r->host.shape), flops, r->gpu.copy_gbps,
-                            r->gpu.peak_gflops};
+    struct roofline roof = {bytes, flops * unit_work_factor(d), r->gpu.copy_gbps,
+                            r->gpu.peak_gflops[unit_of(d)]};
     return roof;
+}
+
+/* Minimum traffic of one run in a format: each tensor once, at its element size. */
+static double min_bytes(const struct conv_shape *s, enum dtype d, enum layout l)
+{
+    struct dims4 w = {s->cout, s->cin, s->ksize, s->ksize};
+    return (double)buffer_set_bytes(s, d, l) + (double)tensor_bytes(w, d, l) +
+           (double)bias_count(s) * sizeof(float);
 }
 
 static void print_problem(const struct run *r)
 {
     const struct conv_shape *s = &r->host.shape;
-    printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d %s | %.3f GB min traffic, "
+    double bytes = min_bytes(s, DTYPE_FP32, LAYOUT_NCHW);
+    printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d %s | %.3f GB min traffic at fp32, "
            "%.3f GFLOP | seed %llu\n",
            r->opts.preset, s->n, s->cin, s->cout, s->h, s->w, s->ksize,
-           s->bias ? "bias" : "no bias", conv_min_bytes(s) / 1e9, conv_flops(s) / 1e9,
+           s->bias ? "bias" : "no bias", bytes / 1e9, conv_flops(s) / 1e9,
            (unsigned long long)r->opts.seed);
     if (r->have_gpu) {
-        struct roofline roof = roofline_for(r, conv_flops(s));
-        size_t set_mb = buffer_set_bytes(s) >> 20;
-        printf("roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
+        struct roofline roof = roofline_for(r, bytes, conv_flops(s), DTYPE_FP32);
+        size_t set_mb = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) >> 20;
+        int sets = r->opts.mode == MODE_BENCH
+                       ? buffer_sets_for(buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW),
+                                         r->gpu.l2_bytes, r->gpu.free_bytes)
+                       : 1;
+        printf("fp32 roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
                roofline_memory_bound(&roof) ? "memory" : "compute");
-        if (r->buffers.sets > 1)
-            printf("rotating %d buffer sets of %zu MB (L2 %zu MB)", r->buffers.sets, set_mb,
+        if (sets > 1)
+            printf("rotating %d buffer sets of %zu MB at fp32 (L2 %zu MB)", sets, set_mb,
                    r->gpu.l2_bytes >> 20);
         else
-            printf("one buffer set of %zu MB (L2 %zu MB)", set_mb, r->gpu.l2_bytes >> 20);
+            printf("one buffer set of %zu MB at fp32 (L2 %zu MB)", set_mb, r->gpu.l2_bytes >> 20);
     }
     if (r->opts.verify)
-        printf("%scheck: %s, %zu outputs against float64\n", r->have_gpu ? " | " : "",
-               r->gold.sampled ? "sampled" : "every output", r->gold.count);
+        printf("%scheck: %s against float64 of the inputs as each dtype stores them\n",
+               r->have_gpu ? " | " : "", gold_is_sampled(s) ? "sampled" : "every output");
     else
         printf("%scheck: off (--no-verify)\n", r->have_gpu ? " | " : "");
 }
 
 static void enqueue_variant(void *context, const struct gpu_buffers *b, int set)
 {
-    const struct conv_variant *v = context;
+    const struct variant_run *vr = context;
     struct conv_args a = gpu_args(b, set);
-    v->run(&a);
+    a.scratch = vr->scratch;
+    vr->variant->run(&a);
 }
 
-static void enqueue_cudnn(void *context, const struct gpu_buffers *b, int set)
+static struct check_result check_against(struct run *r, enum dtype d, const float *out)
 {
-    cudnn_conv_run(context, b->input[set], b->weights, b->output[set]);
+    return check_output(&inputs_for(r, d)->gold, out, tolerance_for(d, &r->host.shape));
 }
 
 static void check_into(struct run *r, struct result_row *row)
@@ -159,21 +300,23 @@ static void check_into(struct run *r, struct result_row *row)
     row->verified = r->opts.verify;
     if (!row->verified)
         return;
-    row->check = check_output(&r->gold, r->host_out, tolerance_for(row->dtype, &r->host.shape));
+    row->check = check_against(r, row->dtype, r->host_out);
     if (!row->check.pass)
         r->failures++;
 }
 
-/* Rates and roofline of the variant's own algorithm: the direct FLOP count unless
- * the variant says it does less. */
+/* Rates and roofline of the variant's own algorithm and format. */
 static void fill_rates(const struct run *r, struct result_row *row, double flops, bool gpu_row)
 {
     const struct conv_shape *s = &r->host.shape;
-    row->gbps = achieved_gbps(conv_min_bytes(s), row->time.median_ms);
+    double bytes = min_bytes(s, row->dtype, row->layout);
+    row->gbps = achieved_gbps(bytes, row->time.median_ms);
     row->gflops = achieved_gflops(flops, row->time.median_ms);
-    struct roofline roof = roofline_for(r, flops);
+    struct roofline roof = roofline_for(r, bytes, flops, row->dtype);
     row->roofline_pct = gpu_row ? roofline_percent(&roof, row->time.median_ms) : NAN;
-    row->cudnn_ms = r->cudnn_ms;
+    row->roof_unit = !gpu_row               ? "-"
+                     : roof.peak_gflops > 0 ? unit_name(unit_of(row->dtype))
+                                            : "memory";
 }
 
 static void emit(struct run *r, const struct result_row *row)
@@ -186,45 +329,159 @@ static void emit(struct run *r, const struct result_row *row)
         r->failures++;
 }
 
-static struct conv_args host_args(const struct run *r)
+/* The cuDNN rows a variant of this format is compared with. */
+static int baselines_of(enum dtype d, enum layout l, struct baseline_format *out)
 {
-    struct conv_args a = {r->host.shape, r->host.input, r->host.weights, r->host.bias,
-                          r->host_out};
+    switch (d) {
+    case DTYPE_BINARY:
+        out[0] = (struct baseline_format){DTYPE_FP32, LAYOUT_NCHW};
+        out[1] = (struct baseline_format){DTYPE_FP16, LAYOUT_NHWC};
+        return 2;
+    case DTYPE_3XTF32: out[0] = (struct baseline_format){DTYPE_FP32, l}; return 1;
+    default: out[0] = (struct baseline_format){d, l}; return 1;
+    }
+}
+
+static struct baseline *find_baseline(struct run *r, struct baseline_format f)
+{
+    for (int i = 0; i < r->baseline_count; i++)
+        if (r->baselines[i].format.dtype == f.dtype && r->baselines[i].format.layout == f.layout)
+            return &r->baselines[i];
+    return NULL;
+}
+
+static void add_baseline(struct run *r, struct baseline_format f)
+{
+    if (!find_baseline(r, f) && r->baseline_count < MAX_BASELINES)
+        r->baselines[r->baseline_count++] = (struct baseline){f, NAN};
+}
+
+/* The fastest cuDNN row among those the format is compared with. */
+static double cudnn_ms_for(struct run *r, enum dtype d, enum layout l)
+{
+    struct baseline_format f[MAX_BASELINES_PER_FORMAT];
+    double best = NAN;
+    for (int i = 0, n = baselines_of(d, l, f); i < n; i++) {
+        struct baseline *b = find_baseline(r, f[i]);
+        if (b && !isnan(b->median_ms) && !(b->median_ms >= best))
+            best = b->median_ms;
+    }
+    return best;
+}
+
+/* cuDNN computes the convolution without bias; the bias is added here, on the host
+ * and untimed, before the same check every variant gets. */
+struct cudnn_check_context {
+    struct run *run;
+    enum dtype dtype;
+};
+
+static struct check_result check_cudnn_output(void *context, float *out)
+{
+    struct cudnn_check_context *cc = context;
+    const struct conv_shape *s = &cc->run->host.shape;
+    if (!cc->run->opts.verify)
+        return (struct check_result){.pass = true};
+    if (s->bias) {
+        size_t plane = (size_t)s->h * s->w;
+        for (size_t i = 0; i < output_count(s); i++)
+            out[i] += cc->run->host.bias[i / plane % s->cout];
+    }
+    return check_against(cc->run, cc->dtype, out);
+}
+
+static void bench_cudnn(struct run *r, struct baseline *base)
+{
+    enum dtype d = base->format.dtype;
+    enum layout l = base->format.layout;
+    struct result_row row = {.variant = "cudnn", .dtype = d, .layout = l, .device = r->gpu.name};
+    struct gpu_buffers b;
+    create_buffers(r, &b, d, l);
+    struct cudnn_check_context cc = {r, d};
+    size_t free_bytes, total_bytes;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    struct cudnn_row best = cudnn_best_row(&b, free_bytes, check_cudnn_output, &cc, r->host_out,
+                                           r->opts.warmup, r->opts.reps);
+    gpu_buffers_free(&b);
+    printf("(cuDNN %s %s, conv without bias, every algorithm timed: %s)\n", dtype_name(d),
+           layout_name(l), best.tried);
+    if (best.skipped) {
+        row.skipped = best.skipped;
+        print_row(&row);
+        return;
+    }
+    row.time = best.time;
+    row.verified = r->opts.verify;
+    row.check = best.check;
+    if (row.verified && !row.check.pass)
+        r->failures++;
+    base->median_ms = row.time.median_ms;
+    row.cudnn_ms = row.time.median_ms;
+    int v = cudnn_version();
+    snprintf(row.params, sizeof row.params, "algo=%s;cudnn=%d.%d.%d",
+             cudnn_algorithm_name(best.algorithm), v / 10000, v % 10000 / 100, v % 100);
+    fill_rates(r, &row, conv_flops(&r->host.shape), true);
+    emit(r, &row);
+}
+
+static void *alloc_scratch(const struct run *r, const struct conv_variant *v)
+{
+    size_t bytes = v->scratch_bytes ? v->scratch_bytes(&r->host.shape) : 0;
+    if (bytes == 0)
+        return NULL;
+    void *p = NULL;
+    if (r->lesson->target == TARGET_GPU)
+        CUDA_CHECK(cudaMalloc(&p, bytes));
+    else if (!(p = malloc(bytes))) {
+        fprintf(stderr, "error: out of host memory for %s's scratch\n", v->name);
+        exit(EXIT_FAIL);
+    }
+    return p;
+}
+
+static void free_scratch(const struct run *r, void *p)
+{
+    if (r->lesson->target == TARGET_GPU)
+        CUDA_CHECK(cudaFree(p));
+    else
+        free(p);
+}
+
+static struct conv_args host_args(const struct run *r, void *scratch)
+{
+    struct conv_args a = {
+        r->host.shape, r->host.input, r->host.weights, r->host.bias, r->host_out, scratch, 0};
     return a;
 }
 
-/* prepare() once, untimed; then one run into a poisoned output, checked against gold. */
-static void run_and_check(struct run *r, const struct conv_variant *v, struct result_row *row)
+/* One run into a poisoned output, checked against gold. */
+static void run_and_check(struct run *r, const struct variant_run *vr, const struct gpu_buffers *b,
+                          struct result_row *row)
 {
     if (r->lesson->target == TARGET_GPU) {
-        struct conv_args a = gpu_args(&r->buffers, 0);
-        if (v->prepare)
-            v->prepare(&a);
-        gpu_run_once(enqueue_variant, (void *)v, &r->buffers, r->host_out);
+        gpu_run_once(enqueue_variant, (void *)vr, b, r->host_out);
     } else {
-        struct conv_args a = host_args(r);
-        if (v->prepare)
-            v->prepare(&a);
+        struct conv_args a = host_args(r, vr->scratch);
         for (size_t i = 0; i < output_count(&r->host.shape); i++)
             r->host_out[i] = NAN;
-        v->run(&a);
+        vr->variant->run(&a);
     }
     check_into(r, row);
 }
 
-static struct timing cpu_time(const struct run *r, const struct conv_variant *v)
+static struct timing cpu_time(const struct run *r, const struct variant_run *vr)
 {
-    struct conv_args a = host_args(r);
+    struct conv_args a = host_args(r, vr->scratch);
     double *samples = malloc((size_t)r->opts.reps * sizeof *samples);
     if (!samples) {
         fprintf(stderr, "error: out of host memory\n");
         exit(EXIT_FAIL);
     }
     for (int i = 0; i < r->opts.warmup; i++)
-        v->run(&a);
+        vr->variant->run(&a);
     for (int i = 0; i < r->opts.reps; i++) {
         double t0 = host_now_ms();
-        v->run(&a);
+        vr->variant->run(&a);
         samples[i] = host_now_ms() - t0;
     }
     struct timing t = timing_from_samples(samples, r->opts.reps);
@@ -232,75 +489,108 @@ static struct timing cpu_time(const struct run *r, const struct conv_variant *v)
     return t;
 }
 
-static struct result_row bench_variant(struct run *r, const struct conv_variant *v,
-                                       char *device, size_t device_size)
+/* setup, run and check, time (bench mode), teardown; the harness owns the scratch. */
+static void run_variant(struct run *r, const struct conv_variant *v, const struct gpu_buffers *b,
+                        struct result_row *row, bool timed)
 {
-    struct result_row row = {.variant = v->name, .dtype = v->dtype, .device = device};
     bool gpu = r->lesson->target == TARGET_GPU;
+    struct variant_run vr = {v, alloc_scratch(r, v)};
+    struct conv_args a = gpu ? gpu_args(b, 0) : host_args(r, NULL);
+    a.scratch = vr.scratch;
+    if (v->setup)
+        v->setup(&a);
+    if (gpu) /* setup may have used the default stream (cudaMemcpyToSymbol) */
+        CUDA_CHECK(cudaDeviceSynchronize());
+    run_and_check(r, &vr, b, row);
+    if (timed)
+        row->time = gpu ? gpu_time(enqueue_variant, &vr, b, r->opts.warmup, r->opts.reps)
+                        : cpu_time(r, &vr);
+    if (v->teardown)
+        v->teardown(&a);
     if (gpu)
-        snprintf(device, device_size, "%s", r->gpu.name);
-    else
-        cpu_description(v->parallel ? omp_get_max_threads() : 1, device, device_size);
-    run_and_check(r, v, &row);
-    row.time = gpu ? gpu_time(enqueue_variant, (void *)v, &r->buffers, r->opts.warmup,
-                              r->opts.reps)
-                   : cpu_time(r, v);
-    double flops = v->flops ? v->flops(&r->host.shape) : conv_flops(&r->host.shape);
-    fill_rates(r, &row, flops, gpu);
-    return row;
+        CUDA_CHECK(cudaDeviceSynchronize());
+    if (vr.scratch)
+        free_scratch(r, vr.scratch);
 }
 
-/* cuDNN computes the convolution without bias; the bias is added here, on the host
- * and untimed, before the same check every variant gets. */
-static void bench_cudnn(struct run *r)
+static const char *over_limit(const struct run *r, const struct conv_variant *v, char *reason,
+                              size_t size)
+{
+    double gflop = conv_flops(&r->host.shape) / 1e9;
+    if (r->opts.variant || v->max_gflop <= 0 || gflop <= v->max_gflop)
+        return NULL;
+    snprintf(reason, size,
+             "%.0f GFLOP is over its limit of %.0f (too slow; run it with "
+             "--variant %s)",
+             gflop, v->max_gflop, v->name);
+    return reason;
+}
+
+static bool selected(const struct run *r, const struct conv_variant *v)
+{
+    return !r->opts.variant || strcmp(r->opts.variant, v->name) == 0;
+}
+
+static void collect_baselines(struct run *r)
 {
     if (!r->have_gpu || !r->opts.cudnn)
         return;
-    struct result_row row = {.variant = "cudnn", .dtype = DTYPE_FP32, .device = r->gpu.name};
-    const char *why = NULL;
-    struct cudnn_conv *c = cudnn_conv_create(&r->host.shape, &why);
-    if (!c) {
-        row.skipped = why;
-        print_row(&row);
-        return;
+    char reason[160];
+    for (int i = 0; i < r->lesson->variant_count; i++) {
+        const struct conv_variant *v = &r->lesson->variants[i];
+        if (!selected(r, v) || variant_blocker(r, v) || over_limit(r, v, reason, sizeof reason))
+            continue;
+        struct baseline_format f[MAX_BASELINES_PER_FORMAT];
+        for (int j = 0, n = baselines_of(v->dtype, v->layout, f); j < n; j++)
+            add_baseline(r, f[j]);
     }
-    gpu_run_once(enqueue_cudnn, c, &r->buffers, r->host_out);
-    const struct conv_shape *s = &r->host.shape;
-    if (s->bias) {
-        size_t plane = (size_t)s->h * s->w;
-        for (size_t i = 0; i < output_count(s); i++)
-            r->host_out[i] += r->host.bias[i / plane % s->cout];
-    }
-    check_into(r, &row);
-    row.time = gpu_time(enqueue_cudnn, c, &r->buffers, r->opts.warmup, r->opts.reps);
-    r->cudnn_ms = row.time.median_ms;
-    fill_rates(r, &row, conv_flops(&r->host.shape), true);
-    printf("(cuDNN algorithm: %s, conv without bias)\n", cudnn_conv_algorithm(c));
-    emit(r, &row);
-    cudnn_conv_destroy(c);
+    for (int i = 0; i < r->lesson->extra_baseline_count; i++)
+        add_baseline(r, r->lesson->extra_baselines[i]);
 }
 
 static void run_bench(struct run *r)
 {
     print_table_header();
-    bench_cudnn(r);
-    double gflop = conv_flops(&r->host.shape) / 1e9;
+    collect_baselines(r);
+    for (int i = 0; i < r->baseline_count; i++)
+        bench_cudnn(r, &r->baselines[i]);
+    bool gpu = r->lesson->target == TARGET_GPU;
+    struct gpu_buffers b = {0};
+    bool have_buffers = false;
     for (int i = 0; i < r->lesson->variant_count; i++) {
         const struct conv_variant *v = &r->lesson->variants[i];
-        if (r->opts.variant && strcmp(r->opts.variant, v->name) != 0)
+        if (!selected(r, v))
             continue;
         char device[320], reason[160];
-        struct result_row row = {.variant = v->name, .dtype = v->dtype, .device = device};
+        struct result_row row = {
+            .variant = v->name, .dtype = v->dtype, .layout = v->layout, .device = device};
         row.skipped = variant_blocker(r, v);
-        if (!row.skipped && !r->opts.variant && v->max_gflop > 0 && gflop > v->max_gflop) {
-            snprintf(reason, sizeof reason, "%.0f GFLOP is over its limit of %.0f "
-                     "(too slow; run it with --variant %s)", gflop, v->max_gflop, v->name);
-            row.skipped = reason;
-        }
         if (!row.skipped)
-            row = bench_variant(r, v, device, sizeof device);
+            row.skipped = over_limit(r, v, reason, sizeof reason);
+        if (row.skipped) {
+            emit(r, &row);
+            continue;
+        }
+        if (gpu) {
+            snprintf(device, sizeof device, "%s", r->gpu.name);
+            if (have_buffers && (b.dtype != v->dtype || b.layout != v->layout)) {
+                gpu_buffers_free(&b);
+                have_buffers = false;
+            }
+            if (!have_buffers)
+                create_buffers(r, &b, v->dtype, v->layout);
+            have_buffers = true;
+        } else {
+            cpu_description(v->parallel ? omp_get_max_threads() : 1, device, sizeof device);
+        }
+        run_variant(r, v, &b, &row, true);
+        double flops = v->flops ? v->flops(&r->host.shape) : conv_flops(&r->host.shape);
+        fill_rates(r, &row, flops, gpu);
+        row.cudnn_ms = cudnn_ms_for(r, v->dtype, v->layout);
         emit(r, &row);
     }
+    if (have_buffers)
+        gpu_buffers_free(&b);
 }
 
 /* Image and .npy modes: one run of one variant, checked, then written. */
@@ -333,8 +623,14 @@ static bool write_result(const struct run *r, char *err, size_t err_size)
 static void run_single(struct run *r)
 {
     const struct conv_variant *v = single_variant(r);
-    struct result_row row = {.variant = v->name, .dtype = v->dtype};
-    run_and_check(r, v, &row);
+    struct result_row row = {.variant = v->name, .dtype = v->dtype, .layout = v->layout};
+    struct gpu_buffers b = {0};
+    bool gpu = r->lesson->target == TARGET_GPU;
+    if (gpu)
+        create_buffers(r, &b, v->dtype, v->layout);
+    run_variant(r, v, &b, &row, false);
+    if (gpu)
+        gpu_buffers_free(&b);
     const char *status = row_status(&row);
     const char *path = r->opts.mode == MODE_IMAGE ? r->opts.image_out_path : r->opts.output_path;
     if (row.verified && !row.check.pass) {
@@ -353,12 +649,19 @@ static void run_single(struct run *r)
 
 static int check_variants_apply(const struct run *r)
 {
+    if (r->lesson->variant_count == 0) {
+        if (r->opts.mode == MODE_BENCH)
+            return EXIT_PASS; /* baseline rows only */
+        fprintf(stderr,
+                "error: %s has no kernel variant to apply: --input and --image need a "
+                "lesson\n",
+                r->lesson->name);
+        return EXIT_USAGE;
+    }
     const char *reason = NULL;
     for (int i = 0; i < r->lesson->variant_count; i++) {
         const struct conv_variant *v = &r->lesson->variants[i];
-        bool chosen = r->opts.mode == MODE_BENCH ? !r->opts.variant ||
-                                                       strcmp(r->opts.variant, v->name) == 0
-                                                 : v == single_variant(r);
+        bool chosen = r->opts.mode == MODE_BENCH ? selected(r, v) : v == single_variant(r);
         if (!chosen)
             continue;
         reason = variant_blocker(r, v);
@@ -396,17 +699,12 @@ static int setup(struct run *r, int argc, char **argv)
         fprintf(stderr, "error: out of host memory for the output\n");
         return EXIT_FAIL;
     }
-    if (r->opts.verify && !gold_compute(&r->gold, &r->host.shape, r->host.input,
-                                        r->host.weights, r->host.bias, r->opts.seed)) {
-        fprintf(stderr, "error: out of host memory for the reference\n");
-        return EXIT_FAIL;
-    }
     return EXIT_PASS;
 }
 
 int lesson_main(const struct lesson *lesson, int argc, char **argv)
 {
-    struct run r = {.lesson = lesson, .cudnn_ms = NAN};
+    struct run r = {.lesson = lesson};
     int rc = setup(&r, argc, argv);
     if (rc == EXIT_PASS) {
         print_header(&r);
@@ -420,8 +718,8 @@ int lesson_main(const struct lesson *lesson, int argc, char **argv)
         rc = EXIT_PASS;
     }
     if (r.have_gpu)
-        gpu_buffers_free(&r.buffers);
-    gold_free(&r.gold);
+        CUDA_CHECK(cudaStreamDestroy(r.stream));
+    free_rounded(&r);
     free(r.host_out);
     free_inputs(&r.host);
     return rc;

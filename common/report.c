@@ -17,8 +17,9 @@ const char *row_status(const struct result_row *row)
 
 void print_table_header(void)
 {
-    printf("%-20s %10s %10s %8s %9s %9s %9s %9s %9s  %s\n", "variant", "median ms", "min ms",
-           "GB/s", "GFLOP/s", "roofline", "vs cuDNN", "rel err", "max abs", "check");
+    printf("%-20s %-11s %10s %10s %8s %9s %9s %-7s %9s %9s %9s  %s\n", "variant", "format",
+           "median ms", "min ms", "GB/s", "GFLOP/s", "roofline", "of", "vs cuDNN", "rel err",
+           "max abs", "check");
 }
 
 static void print_optional(const char *format, double value, const char *suffix)
@@ -38,9 +39,12 @@ void print_row(const struct result_row *row)
         printf("%-20s skipped: %s\n", row->variant, row->skipped);
         return;
     }
-    printf("%-20s %10.4f %10.4f %8.1f %9.1f", row->variant, row->time.median_ms,
+    char format[32];
+    snprintf(format, sizeof format, "%s/%s", dtype_name(row->dtype), layout_name(row->layout));
+    printf("%-20s %-11s %10.4f %10.4f %8.1f %9.1f", row->variant, format, row->time.median_ms,
            row->time.min_ms, row->gbps, row->gflops);
     print_optional("%.1f", row->roofline_pct, "%");
+    printf(" %-7s", row->roof_unit ? row->roof_unit : "-");
     print_optional("%.2f", row->cudnn_ms / row->time.median_ms, "x");
     if (row->verified)
         printf(" %9.2e %9.2e  %s\n", row->check.rel_l2, row->check.max_abs, row_status(row));
@@ -103,7 +107,9 @@ bool csv_append(const struct run_context *ctx, const struct result_row *row)
     csv_number(f, "%.4f", row->cudnn_ms / row->time.median_ms);
     csv_number(f, "%.3e", row->verified ? row->check.rel_l2 : NAN);
     csv_number(f, "%.3e", row->verified ? row->check.max_abs : NAN);
-    fprintf(f, ",%s,%s,%s\n", row_status(row), build_commit, date);
+    fprintf(f, ",%s,%s,%s,%s", row_status(row), build_commit, date, layout_name(row->layout));
+    csv_text(f, row->params);
+    fputc('\n', f);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
     if (!ok)

@@ -6,24 +6,28 @@
 #include <stdbool.h>
 
 #include "conv_problem.h"
+#include "tensor_format.h"
 #include "timing.h"
 #include "verify.h"
 
 #define CSV_HEADER                                                                           \
     "lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,gbps,gflops," \
-    "roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,commit,date"
+    "roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,commit,date,layout,params"
 
 struct result_row {
     const char *variant;
     const char *device;   /* GPU name, or CPU model and threads */
-    enum conv_dtype dtype;
+    enum dtype dtype;
+    enum layout layout;
     const char *skipped;  /* why the variant did not run; NULL when it ran */
     struct timing time;
     double gbps, gflops;
     double roofline_pct;  /* NAN where there is no roofline (CPU rows) */
+    const char *roof_unit; /* the unit whose peak the roofline used, or "memory" */
     double cudnn_ms;      /* NAN without a cuDNN row */
     bool verified;        /* false with --no-verify */
     struct check_result check;
+    char params[160];     /* key=value;... for the CSV (the cuDNN algorithm and version) */
 };
 
 struct run_context {

@@ -3,47 +3,50 @@
 #include <float.h>
 #include <math.h>
 
-/* Unit roundoff of the operands as the kernel sees them, and of its accumulator. */
+/* Unit roundoff of the operands as the kernel multiplies them, of its accumulator,
+ * and of the output's storage type. */
 struct arithmetic {
     double operand_u;
     double accumulate_u;
+    double output_u;
 };
 
-static struct arithmetic arithmetic_of(enum conv_dtype dtype)
-{
-    switch (dtype) {
-    case DTYPE_TF32: return (struct arithmetic){0x1.0p-11, 0x1.0p-24};
-    case DTYPE_FP16: return (struct arithmetic){0x1.0p-11, 0x1.0p-11};
-    case DTYPE_BINARY: return (struct arithmetic){0.0, 0.0};
-    case DTYPE_FP32: break;
-    }
-    return (struct arithmetic){0.0, 0x1.0p-24};
-}
+#define FP32_U 0x1.0p-24
+#define TF32_U 0x1.0p-11 /* 10 stored mantissa bits */
+#define FP16_U 0x1.0p-11
+#define BF16_U 0x1.0p-8
+/* 3xTF32 keeps big*big + big*small + small*big; the dropped small*small term and
+ * the split leave about 21 bits per product. */
+#define TF32X3_U 0x1.0p-21
 
-const char *dtype_name(enum conv_dtype dtype)
+static struct arithmetic arithmetic_of(enum dtype dtype)
 {
     switch (dtype) {
-    case DTYPE_TF32: return "tf32";
-    case DTYPE_FP16: return "fp16";
-    case DTYPE_BINARY: return "binary";
+    case DTYPE_TF32: return (struct arithmetic){TF32_U, FP32_U, 0.0};
+    case DTYPE_3XTF32: return (struct arithmetic){TF32X3_U, FP32_U, 0.0};
+    case DTYPE_FP16: return (struct arithmetic){0.0, FP32_U, FP16_U};
+    case DTYPE_BF16: return (struct arithmetic){0.0, FP32_U, BF16_U};
+    case DTYPE_BINARY: return (struct arithmetic){0.0, 0.0, 0.0}; /* integer sums: exact */
     case DTYPE_FP32: break;
     }
-    return "fp32";
+    return (struct arithmetic){0.0, FP32_U, 0.0};
 }
 
 /* Rounding each operand costs up to 2u per product (two operands); accumulating L
- * terms in any order costs about sqrt(L) u of the magnitude for random errors.
- * Safety factors 2 and 8 keep honest kernels passing while a single dropped term
- * (about 1/L of the magnitude) or a shifted window still fails for fp32. */
+ * terms in any order costs about sqrt(L) u of the magnitude for random errors;
+ * rounding the result costs u of its size, which the magnitude bounds. Safety
+ * factors 2 and 8 keep honest kernels passing while a single dropped term (about
+ * 1/L of the magnitude) or a shifted window still fails for fp32. */
 #define OPERAND_SAFETY 2.0
 #define ACCUMULATE_SAFETY 8.0
 
-struct tolerance tolerance_for(enum conv_dtype dtype, const struct conv_shape *s)
+struct tolerance tolerance_for(enum dtype dtype, const struct conv_shape *s)
 {
     struct arithmetic a = arithmetic_of(dtype);
     double terms = (double)s->cin * s->ksize * s->ksize + (s->bias ? 1 : 0);
     struct tolerance t;
-    t.rtol = OPERAND_SAFETY * 2 * a.operand_u + ACCUMULATE_SAFETY * sqrt(terms) * a.accumulate_u;
+    t.rtol = OPERAND_SAFETY * 2 * a.operand_u + ACCUMULATE_SAFETY * sqrt(terms) * a.accumulate_u +
+             a.output_u;
     /* Denormal results may be flushed to zero by fast paths. */
     t.atol = FLT_MIN;
     return t;

@@ -4,8 +4,10 @@
  * |bias| + sum |w*x| (the size of the numbers that were added, which bounds the
  * rounding error even where the sum cancels to near zero). Written as !(a <= b),
  * so a NaN output always fails. rtol follows from the arithmetic: rounding of
- * the operands (TF32, FP16) plus accumulation of L = cin*ksize^2 terms, whose
- * error grows like sqrt(L) units in the last place. */
+ * the operands inside the kernel (TF32), accumulation of L = cin*ksize^2 terms,
+ * whose error grows like sqrt(L) units in the last place, and rounding of the
+ * output to its storage type (fp16, bf16). fp16 and bf16 operands are rounded
+ * before the gold is computed, so their rounding is not part of the error. */
 #ifndef VERIFY_H
 #define VERIFY_H
 
@@ -14,17 +16,14 @@
 
 #include "conv_problem.h"
 #include "gold.h"
-
-enum conv_dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_FP16, DTYPE_BINARY };
-
-const char *dtype_name(enum conv_dtype dtype);
+#include "tensor_format.h"
 
 struct tolerance {
     double rtol; /* relative to each output's magnitude */
     double atol;
 };
 
-struct tolerance tolerance_for(enum conv_dtype dtype, const struct conv_shape *s);
+struct tolerance tolerance_for(enum dtype dtype, const struct conv_shape *s);
 
 struct check_result {
     size_t checked;
@@ -35,7 +34,6 @@ struct check_result {
     bool pass;
 };
 
-struct check_result check_output(const struct gold *g, const float *out,
-                                 struct tolerance tol);
+struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol);
 
 #endif

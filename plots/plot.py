@@ -39,12 +39,13 @@ from matplotlib.patches import Patch  # noqa: E402
 
 HEADER = ("lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,"
           "gbps,gflops,roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,"
-          "commit,date").split(",")
+          "commit,date,layout,params").split(",")
 INT_COLUMNS = ("n", "cin", "cout", "h", "w", "ksize")
 FLOAT_COLUMNS = ("median_ms", "min_ms", "gbps", "gflops", "roofline_pct", "cudnn_ms",
                  "vs_cudnn", "rel_err", "max_abs_err")
 STATUSES = ("PASS", "FAIL")
 CUDNN = "cudnn"
+BASE_FORMAT = ("fp32", "nchw")  # the lessons 01-07 format; roofline charts use these rows
 CUSTOM = "custom"
 PRESET_ORDER = ("seed000", "big3", "big5", "big7", "unet-3x64", "unet-64x64",
                 "unet-64x128", "unet-128x128", "unet-128x256", "unet-256x256",
@@ -124,6 +125,9 @@ def parse_row(path, line, fields):
         row[column] = parse_number(path, line, column, row[column], float)
     if row["status"] not in STATUSES:
         raise CsvError(f"{path}:{line}: status '{row['status']}' is not PASS or FAIL")
+    # A variant's series: its name, and its format when that is not float32 NCHW.
+    fmt = (row["dtype"], row["layout"])
+    row["series"] = row["variant"] if fmt == BASE_FORMAT else f"{row['variant']} {'/'.join(fmt)}"
     return row
 
 
@@ -163,10 +167,10 @@ def split_by_gpu(rows):
 
 
 def latest_rows(rows):
-    """One row per (lesson, variant, preset, ksize, h, w): the last one, as later runs append."""
+    """One row per (lesson, series, preset, ksize, h, w): the last one, as later runs append."""
     latest = {}
     for r in rows:
-        key = (r["lesson"], r["variant"], r["preset"], r["ksize"], r["h"], r["w"])
+        key = (r["lesson"], r["series"], r["preset"], r["ksize"], r["h"], r["w"])
         latest.pop(key, None)
         latest[key] = r
     return list(latest.values())
@@ -201,11 +205,10 @@ def problem_order(rows):
 
 
 def series_by_variant(rows):
-    """[(variant, {problem: row})] in the order the harness wrote them, cuDNN last."""
-    variants = unique(r["variant"] for r in rows if r["variant"] != CUDNN)
-    if any(r["variant"] == CUDNN for r in rows):
-        variants.append(CUDNN)
-    return [(v, {r["problem"]: r for r in rows if r["variant"] == v}) for v in variants]
+    """[(series, {problem: row})] in the order the harness wrote them, cuDNN last."""
+    variants = unique(r["series"] for r in rows if r["variant"] != CUDNN)
+    variants += unique(r["series"] for r in rows if r["variant"] == CUDNN)
+    return [(v, {r["problem"]: r for r in rows if r["series"] == v}) for v in variants]
 
 
 def best_per_problem(rows, key):
@@ -589,7 +592,9 @@ def machine_charts(gpu, rows):
     """[(file name, build, note)]: every chart of one machine; build() returns a figure or None."""
     slug = slugify(gpu)
     rows = with_problem_labels(latest_rows(rows))
-    roof = derive_roof([r for r in rows if is_gpu_row(r)])
+    # The roofline charts compare like with like: float32 NCHW rows on the FP32 roof.
+    base = [r for r in rows if (r["dtype"], r["layout"]) == BASE_FORMAT]
+    roof = derive_roof([r for r in base if is_gpu_row(r)])
     charts = []
     for lesson in sorted(unique(r["lesson"] for r in rows)):
         lesson_rows = [r for r in rows if r["lesson"] == lesson]
@@ -599,12 +604,12 @@ def machine_charts(gpu, rows):
             charts.append((f"{name}_{suffix}.png",
                            lambda c=chart, n=lesson, r=lesson_rows: c(n, r), ""))
     charts.append((f"{slug}_single_channel.png",
-                   lambda: chart_single_channel(gpu, rows, roof), ""))
+                   lambda: chart_single_channel(gpu, base, roof), ""))
     roof_note = (f" (roof from the rows: {roof.bandwidth_text()}, {roof.peak_text()})"
                  if roof else "")
     charts.append((f"{slug}_roofline_model.png",
-                   lambda: chart_roofline_model(gpu, rows, roof), roof_note))
-    charts.append((f"{slug}_unet.png", lambda: chart_unet(gpu, rows), ""))
+                   lambda: chart_roofline_model(gpu, base, roof), roof_note))
+    charts.append((f"{slug}_unet.png", lambda: chart_unet(gpu, base), ""))
     return charts
 
 

@@ -2,7 +2,10 @@
 # bench.sh [--full] BUILD_DIR OUT_DIR
 # Runs every lesson built in BUILD_DIR/bin, appending to OUT_DIR/bench.csv, then
 # plots it into OUT_DIR/img. By default each lesson runs its own default problem;
-# --full runs the reference sweep committed under results/<gpu>/ (scripts/gpu-check.sh).
+# --full runs the reference sweep committed under results/<gpu>/ (scripts/gpu-check.sh),
+# which adds cuDNN at every precision and layout on the U-Net layers (cudnn_baselines)
+# and keeps the CSV that is there (gpu-check runs the sweep in parts).
+# LESSONS="0[1-4]_*" runs only the lessons matching that pattern.
 # Lessons that need a GPU report "skipped" on a machine without one (exit 77).
 # Exit status: 0 when nothing failed, 1 when any check failed.
 set -u
@@ -13,7 +16,8 @@ out=${2:?usage: bench.sh [--full] BUILD_DIR OUT_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 csv="$out/bench.csv"
-rm -f "$csv"
+[ $full = 1 ] || rm -f "$csv"
+pattern=${LESSONS:-[0-9][0-9]_*}
 
 single_channel="seed000 big3 big5 big7"
 unet="unet-3x64 unet-64x64 unet-64x128 unet-128x128 unet-128x256 unet-256x256 unet-256x512
@@ -25,14 +29,17 @@ problems_of() {
     01_*) for p in $single_channel $unet; do echo "--preset $p"; done ;;
     06_*) for p in $single_channel; do echo "--preset $p"; done
           for k in 3 5 7 9 11 13 15; do echo "--size 8192x8192 --ksize $k --filter gaussian"; done ;;
-    07_*) for p in $unet; do echo "--preset $p"; done ;;
+    07_*|cudnn_baselines) for p in $unet; do echo "--preset $p"; done ;;
     *) for p in $single_channel; do echo "--preset $p"; done
        for k in 9 11 13 15; do echo "--size 8192x8192 --ksize $k"; done ;;
     esac
 }
 
 failed=0 skipped=()
-for exe in "$build"/bin/[0-9][0-9]_*; do
+programs=("$build"/bin/$pattern)
+[ $full = 1 ] && [ -z "${LESSONS:-}" ] && programs+=("$build/bin/cudnn_baselines")
+for exe in "${programs[@]}"; do
+    [ -x "$exe" ] || continue
     lesson=$(basename "$exe")
     if [ $full = 1 ]; then mapfile -t runs < <(problems_of "$lesson"); else runs=(""); fi
     for args in "${runs[@]}"; do

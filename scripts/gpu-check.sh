@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
-# gpu-check.sh: everything a GPU machine should run, in one call.
-#   1. build for this GPU's own architecture
-#   2. the full ctest suite: CPU and GPU tests, compute-sanitizer memcheck, racecheck
-#      and synccheck on every GPU lesson at small sizes
-#   3. the full benchmark sweep (scripts/bench.sh --full) and its plots
-#   4. cuBLAS's SGEMM rate (tools/sgemm_rate.c), which lesson 07 is measured against
-# Logs, the CSV and the plots (as one archive) go to $OUT when it is set (the device
-# tool's folder), else to build/gpu-check. Commit the CSV as results/<gpu>/bench.csv.
+# gpu-check.sh [STAGE...]: everything a GPU machine should run.
+#   test    build for this GPU's own architecture (CMake detects it), then the full
+#           ctest suite: CPU and GPU tests, compute-sanitizer memcheck (with leak
+#           checking), racecheck and synccheck on every GPU lesson at small sizes
+#   bench   the full benchmark sweep (scripts/bench.sh --full); LESSONS="0[1-4]_*"
+#           limits it to some lessons, for machines that cap one command's time
+#   extras  PyTorch's rows (scripts/pytorch_rows.py), the cross-lesson agreement of
+#           the cuDNN rows (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the plots
+# No stage: all three, starting the sweep's CSV afresh. Logs, the CSV and the plots
+# (one archive) go to $OUT when it is set (the device tool's folder), else to
+# build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
+# without .git needs the .commit file scripts/stamp-commit.sh writes.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/build/gpu-check}
 work=$root/build/gpu-check-work
+csv=$work/bench.csv
 mkdir -p "$out" "$work"
 summary=$out/summary.txt
-: >"$summary"
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || { stages=(test bench extras); rm -f "$csv"; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "gpu-check: no GPU here (nvidia-smi lists none); run it on a GPU machine" | tee -a "$summary"
     exit 77
 fi
-arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv \
     | tee -a "$summary"
 nvcc --version | tail -n 1 | tee -a "$summary"
@@ -35,14 +40,34 @@ step() {
     [ $rc = 0 ] || status=1
 }
 
-step build make -C "$root" build ARCH="$arch"
-step test make -C "$root" test ARCH="$arch"
-grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/test.log" | tail -n 40 | tee -a "$summary"
-step bench "$root/scripts/bench.sh" --full "$root/build" "$work"
-grep -E "^(lesson|problem|==|skipped)|FAIL" "$out/bench.log" | tail -n 60 >>"$summary"
-step sgemm "$root/build/bin/sgemm_rate"
-cat "$out/sgemm.log" >>"$summary"
-cp "$work/bench.csv" "$out/bench.csv" 2>/dev/null
-[ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img
+step build make -C "$root" build
+grep -E "CUDA architectures|cuDNN baseline" "$out/build.log" | tee -a "$summary"
+for stage in "${stages[@]}"; do
+    case $stage in
+    test)
+        step test make -C "$root" test
+        grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/test.log" | tail -n 40 \
+            | tee -a "$summary" ;;
+    bench)
+        step "bench${LESSONS:+-part}" "$root/scripts/bench.sh" --full "$root/build" "$work"
+        grep -hE "^(==|skipped)|FAIL|warning" "$out"/bench*.log | tail -n 80 >>"$summary" ;;
+    extras)
+        py=$("$root/scripts/python-env.sh")
+        unet="unet-3x64 unet-64x64 unet-64x128 unet-128x128 unet-128x256 unet-256x256
+              unet-256x512 unet-512x512 unet-512x1024 unet-1024x1024"
+        # shellcheck disable=SC2086 # the presets are a list
+        step pytorch python3 "$root/scripts/pytorch_rows.py" --csv "$csv" \
+            --lesson-bin "$root/build/bin/07_multichannel" --presets seed000 big3 big5 big7 $unet
+        cat "$out/pytorch.log" >>"$summary"
+        step cudnn_spread "$py" "$root/scripts/cudnn_spread.py" "$csv"
+        cat "$out/cudnn_spread.log" >>"$summary"
+        step sgemm "$root/build/bin/sgemm_rate"
+        cat "$out/sgemm.log" >>"$summary"
+        step plots "$py" "$root/plots/plot.py" "$csv" --out "$work/img"
+        [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img ;;
+    *) echo "gpu-check: unknown stage '$stage' (test, bench, extras)"; exit 2 ;;
+    esac
+done
+cp "$csv" "$out/bench.csv" 2>/dev/null
 echo "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)" | tee -a "$summary"
 exit $status

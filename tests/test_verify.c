@@ -132,7 +132,12 @@ static void tolerance_follows_the_arithmetic(void)
     CHECK(fabs(b.rtol / a.rtol - sqrt(9217.0 / 9.0)) < 1e-9); /* grows like sqrt(C R S) */
     CHECK(a.rtol < 1e-5 && b.rtol < 1e-4);
     CHECK(tolerance_for(DTYPE_TF32, &small).rtol > 1e-3);
-    CHECK(tolerance_for(DTYPE_FP16, &small).rtol > tolerance_for(DTYPE_TF32, &small).rtol);
+    /* fp16/bf16 operands are exact (rounded before the gold): only the output rounds. */
+    double fp16 = tolerance_for(DTYPE_FP16, &small).rtol;
+    CHECK(fp16 > a.rtol && fp16 < tolerance_for(DTYPE_TF32, &small).rtol);
+    CHECK(tolerance_for(DTYPE_BF16, &small).rtol > 4 * fp16);
+    /* 3xTF32 is back near fp32, far below TF32. */
+    CHECK(tolerance_for(DTYPE_3XTF32, &small).rtol < 3 * a.rtol);
     CHECK(tolerance_for(DTYPE_BINARY, &big).rtol == 0);
 }
 
@@ -154,6 +159,29 @@ static void sampled_check_reads_only_samples(void)
     free(in), free(out);
 }
 
+/* An fp16 output read back as bf16 (or as fp16 in the wrong layout) must fail;
+ * read back correctly it passes at fp16 tolerance. */
+static void wrong_conversion_fails(void)
+{
+    struct fixture f;
+    fixture_make(&f, layer);
+    struct dims4 d = {f.s.n, f.s.cout, f.s.h, f.s.w};
+    size_t count = output_count(&f.s);
+    void *stored = malloc(tensor_bytes(d, DTYPE_FP16, LAYOUT_NHWC));
+    float *back = malloc(count * sizeof(float));
+    struct tolerance tol = tolerance_for(DTYPE_FP16, &f.s);
+    tensor_from_nchw(f.out, d, DTYPE_FP16, LAYOUT_NHWC, stored);
+    tensor_to_nchw(stored, d, DTYPE_FP16, LAYOUT_NHWC, back);
+    CHECK(check_output(&f.g, back, tol).pass);
+    CHECK(!check_output(&f.g, back, f.tol).pass); /* fp16 rounding is beyond fp32's tolerance */
+    tensor_to_nchw(stored, d, DTYPE_BF16, LAYOUT_NHWC, back);
+    CHECK(!check_output(&f.g, back, tol).pass);
+    tensor_to_nchw(stored, d, DTYPE_FP16, LAYOUT_NCHW, back);
+    CHECK(!check_output(&f.g, back, tol).pass);
+    free(stored), free(back);
+    fixture_free(&f);
+}
+
 static const struct unit_case cases[] = {
     {"honest_float32_passes", honest_float32_passes},
     {"perturbed_output_fails", perturbed_output_fails},
@@ -163,6 +191,7 @@ static const struct unit_case cases[] = {
     {"shifted_window_fails", shifted_window_fails},
     {"tolerance_follows_the_arithmetic", tolerance_follows_the_arithmetic},
     {"sampled_check_reads_only_samples", sampled_check_reads_only_samples},
+    {"wrong_conversion_fails", wrong_conversion_fails},
 };
 
 UNIT_MAIN(cases)

@@ -97,16 +97,16 @@ int main(void)
     /* Plain FP32 FMA, the arithmetic of lesson 07 and of cuDNN's FMA row. */
     CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
     printf("cuBLAS SGEMM on %s, fp32 peak %.1f TFLOP/s (median of %d)\n", g.name,
-           g.peak_gflops / 1e3, REPS);
+           g.peak_gflops[UNIT_FP32_FMA] / 1e3, REPS);
     report("square", SQUARE, SQUARE, SQUARE, sgemm_ms(handle, SQUARE, SQUARE, SQUARE),
-           g.peak_gflops);
+           g.peak_gflops[UNIT_FP32_FMA]);
     const struct conv_preset *p;
     for (int i = 0; (p = preset_at(i)) != NULL; i++) {
         const struct conv_shape *s = &p->shape;
         if (s->cin == 1 && s->cout == 1)
             continue;
         int m = s->cout, n = s->n * s->h * s->w, k = s->cin * s->ksize * s->ksize;
-        report(p->name, m, n, k, sgemm_ms(handle, m, n, k), g.peak_gflops);
+        report(p->name, m, n, k, sgemm_ms(handle, m, n, k), g.peak_gflops[UNIT_FP32_FMA]);
     }
     CUBLAS_CHECK(cublasDestroy(handle));
     return 0;

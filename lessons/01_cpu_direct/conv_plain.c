@@ -27,8 +27,8 @@ void conv_plain(const struct conv_args *a)
                                     (((size_t)n * s->cin + c) * s->h + iy) * s->w + ix;
                                 const size_t w_at =
                                     (((size_t)k * s->cin + c) * s->ksize + i) * s->ksize + j;
-                                sum += a->input[in_at] * a->weights[w_at];
+                                sum += input_f32(a)[in_at] * weights_f32(a)[w_at];
                             }
-                    a->output[(((size_t)n * s->cout + k) * s->h + y) * s->w + x] = sum;
+                    output_f32(a)[(((size_t)n * s->cout + k) * s->h + y) * s->w + x] = sum;
                 }
 }

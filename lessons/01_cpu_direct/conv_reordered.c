@@ -31,9 +31,9 @@ void conv_rows(const struct conv_args *a, int n, int k, int y0, int y1)
     const struct conv_shape *s = &a->shape;
     const int r = s->ksize / 2;
     const size_t plane = (size_t)s->h * s->w;
-    const float *in_n = a->input + (size_t)n * s->cin * plane;
-    const float *w_k = a->weights + (size_t)k * s->cin * s->ksize * s->ksize;
-    float *out_plane = a->output + ((size_t)n * s->cout + k) * plane;
+    const float *in_n = input_f32(a) + (size_t)n * s->cin * plane;
+    const float *w_k = weights_f32(a) + (size_t)k * s->cin * s->ksize * s->ksize;
+    float *out_plane = output_f32(a) + ((size_t)n * s->cout + k) * plane;
     const float bias = a->bias ? a->bias[k] : 0.0f;
 
     for (int y = y0; y < y1; y++) {

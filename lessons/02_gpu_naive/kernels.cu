@@ -72,8 +72,9 @@ static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int t
     const struct conv_shape *s = &a->shape;
     for_each_grid_chunk(s, tile_w, tile_h, [&](dim3 grid, int plane, int first_row) {
         const size_t offset = (size_t)plane * s->h * s->w;
-        kernel<<<grid, block>>>(a->input + offset, a->weights, a->bias, a->output + offset, s->h,
-                                s->w, s->ksize, first_row);
+        kernel<<<grid, block, 0, a->stream>>>(input_f32(a) + offset, weights_f32(a), a->bias,
+                                              output_f32(a) + offset, s->h, s->w, s->ksize,
+                                              first_row);
         CUDA_CHECK_LAUNCH();
     });
 }

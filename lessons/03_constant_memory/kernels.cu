@@ -85,8 +85,9 @@ static void launch_over_image(const_kernel kernel, const struct conv_args *a)
     const struct conv_shape *s = &a->shape;
     for_each_grid_chunk(s, BLOCK_W, BLOCK_H, [&](dim3 grid, int plane, int first_row) {
         const size_t offset = (size_t)plane * s->h * s->w;
-        kernel<<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input + offset, a->bias, a->output + offset,
-                                                 s->h, s->w, s->ksize, first_row);
+        kernel<<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(input_f32(a) + offset, a->bias,
+                                                               output_f32(a) + offset, s->h, s->w,
+                                                               s->ksize, first_row);
         CUDA_CHECK_LAUNCH();
     });
 }
@@ -111,7 +112,8 @@ static const_kernel const_unrolled_for(int radius)
 extern "C" void copy_filter_to_constant(const struct conv_args *a)
 {
     const size_t bytes = (size_t)a->shape.ksize * a->shape.ksize * sizeof(float);
-    CUDA_CHECK(cudaMemcpyToSymbol(filter_const, a->weights, bytes, 0, cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(
+        cudaMemcpyToSymbol(filter_const, weights_f32(a), bytes, 0, cudaMemcpyDeviceToDevice));
 }
 
 extern "C" void launch_conv2d_const(const struct conv_args *a)

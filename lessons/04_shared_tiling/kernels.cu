@@ -150,8 +150,9 @@ static void launch_over_image(tiled_kernel kernel, dim3 block, int tile_w, int t
     const struct conv_shape *s = &a->shape;
     for_each_grid_chunk(s, tile_w, tile_h, [&](dim3 grid, int plane, int first_row) {
         const size_t offset = (size_t)plane * s->h * s->w;
-        kernel<<<grid, block>>>(a->input + offset, a->bias, a->output + offset, s->h, s->w,
-                                s->ksize, first_row);
+        kernel<<<grid, block, 0, a->stream>>>(input_f32(a) + offset, a->bias,
+                                              output_f32(a) + offset, s->h, s->w, s->ksize,
+                                              first_row);
         CUDA_CHECK_LAUNCH();
     });
 }
@@ -177,7 +178,8 @@ static tiled_kernel for_radius(const tiled_kernel *unrolled, tiled_kernel runtim
 extern "C" void copy_filter_to_constant(const struct conv_args *a)
 {
     const size_t bytes = (size_t)a->shape.ksize * a->shape.ksize * sizeof(float);
-    CUDA_CHECK(cudaMemcpyToSymbol(filter_const, a->weights, bytes, 0, cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(
+        cudaMemcpyToSymbol(filter_const, weights_f32(a), bytes, 0, cudaMemcpyDeviceToDevice));
 }
 
 extern "C" void launch_conv2d_tile_in(const struct conv_args *a)

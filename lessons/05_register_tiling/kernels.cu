@@ -12,9 +12,10 @@
 #include "conv_problem.h"
 #include "cp_async.cuh"
 #include "cuda_check.h"
-#include "row_span.cuh"
+#include "grid_chunks.cuh"
 #include "kernels.h"
 #include "lesson.h"
+#include "row_span.cuh"
 
 /* A warp covers one row: 32 threads side by side, each with its own outputs. */
 #define BLOCK_W 32
@@ -22,8 +23,6 @@
 #define BLOCK_THREADS (BLOCK_W * BLOCK_H)
 /* Radii with unrolled instantiations: the common filter sizes 1..15. */
 #define MAX_UNROLLED_RADIUS 7
-/* CUDA's limit on gridDim.y; more planes than this are looped over in the kernel. */
-#define MAX_GRID_Y 65535
 /* Outputs per thread along a row in row8, row8_vec4 and strip. */
 #define WIDE_OUTS 8
 /* Outputs per thread of the run-time-radius kernel. */
@@ -55,11 +54,6 @@
 /* 31 x 31 floats = 3844 bytes of the 64 KB constant bank, whatever ksize is. */
 static __constant__ float filter_taps[MAX_KSIZE * MAX_KSIZE];
 static __constant__ float filter_bias;
-
-static int ceil_div(int a, int b)
-{
-    return (a + b - 1) / b;
-}
 
 /* One output row per thread, OUTS outputs side by side: for each filter row i the
  * thread loads the OUTS + 2*HALO inputs it needs into registers once, and output m
@@ -384,9 +378,9 @@ static void launch_any_radius(const struct conv_args *a)
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, BLOCK_W * ANY_RADIUS_OUTS);
     const int tiles_y = ceil_div(s->h, BLOCK_H);
-    const dim3 grid(tiles_x * tiles_y, min(s->n, MAX_GRID_Y));
-    conv2d_any_radius<<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input, a->output, s->n, s->h, s->w,
-                                                        s->ksize / 2, tiles_x);
+    const dim3 grid(tiles_x * tiles_y, grid_planes(s->n));
+    conv2d_any_radius<<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
+        input_f32(a), output_f32(a), s->n, s->h, s->w, s->ksize / 2, tiles_x);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -395,9 +389,9 @@ template <int R, int OUTS, bool WIDE> static void launch_row_tile(const struct c
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, BLOCK_W * OUTS);
     const int tiles_y = ceil_div(s->h, BLOCK_H);
-    const dim3 grid(tiles_x * tiles_y, min(s->n, MAX_GRID_Y));
-    conv2d_row_tile<R, OUTS, WIDE>
-        <<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input, a->output, s->n, s->h, s->w, tiles_x);
+    const dim3 grid(tiles_x * tiles_y, grid_planes(s->n));
+    conv2d_row_tile<R, OUTS, WIDE><<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
+        input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -416,7 +410,7 @@ static int sm_count(void)
  * MIN_BLOCKS_PER_SM blocks, so the last, partly filled wave of blocks is short. */
 static int strip_rows_for(const struct conv_shape *s, int tiles_x)
 {
-    const double planes = min(s->n, MAX_GRID_Y);
+    const double planes = grid_planes(s->n);
     int rows = MAX_STRIP_ROWS;
     while (rows > 1 && (double)tiles_x * ceil_div(s->h, BLOCK_H * rows) * planes <
                            (double)sm_count() * MIN_BLOCKS_PER_SM)
@@ -431,9 +425,9 @@ static void launch_sliding_window(const struct conv_args *a)
     const int tiles_x = ceil_div(s->w, BLOCK_W * OUTS);
     const int rows = strip_rows_for(s, tiles_x);
     const int tiles_y = ceil_div(s->h, BLOCK_H * rows);
-    const dim3 grid(tiles_x * tiles_y, min(s->n, MAX_GRID_Y));
-    conv2d_sliding_window<R, OUTS, WIDE, PREFETCH>
-        <<<grid, dim3(BLOCK_W, BLOCK_H)>>>(a->input, a->output, s->n, s->h, s->w, tiles_x, rows);
+    const dim3 grid(tiles_x * tiles_y, grid_planes(s->n));
+    conv2d_sliding_window<R, OUTS, WIDE, PREFETCH><<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
+        input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x, rows);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -456,15 +450,15 @@ template <int R, int OUTS, bool WIDE> static void launch_ring_window(const struc
 {
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, RING_TILE_W);
-    const int planes = min(s->n, MAX_GRID_Y);
+    const int planes = grid_planes(s->n);
     const double columns = (double)tiles_x * planes;
     const double resident = ring_resident_blocks<R, OUTS, WIDE>();
     const int strips = columns >= resident ? 1 : (int)ceil(resident / columns);
     const int rows = ceil_div(s->h, strips);
     const int tiles_y = ceil_div(s->h, rows);
     const dim3 grid(tiles_x * tiles_y, planes);
-    conv2d_ring_window<R, OUTS, WIDE>
-        <<<grid, RING_TILE_W / OUTS>>>(a->input, a->output, s->n, s->h, s->w, tiles_x, rows);
+    conv2d_ring_window<R, OUTS, WIDE><<<grid, RING_TILE_W / OUTS, 0, a->stream>>>(
+        input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x, rows);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -473,8 +467,8 @@ template <int R, int OUTS, bool WIDE> static void launch_ring_window(const struc
  * of one may not). Otherwise the same kernel runs with scalar loads. */
 static bool rows_are_16_byte_aligned(const struct conv_args *a)
 {
-    return a->shape.w % VEC == 0 && (uintptr_t)a->input % (VEC * sizeof(float)) == 0 &&
-           (uintptr_t)a->output % (VEC * sizeof(float)) == 0;
+    return a->shape.w % VEC == 0 && (uintptr_t)input_f32(a) % (VEC * sizeof(float)) == 0 &&
+           (uintptr_t)output_f32(a) % (VEC * sizeof(float)) == 0;
 }
 
 /* The variants, each a choice of tile and load width for a compile-time radius R. */
@@ -563,7 +557,7 @@ template <template <int> class Variant> static void launch_for_radius(const stru
 extern "C" void upload_filter(const struct conv_args *a)
 {
     const size_t bytes = (size_t)a->shape.ksize * a->shape.ksize * sizeof(float);
-    CUDA_CHECK(cudaMemcpyToSymbol(filter_taps, a->weights, bytes, 0, cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpyToSymbol(filter_taps, weights_f32(a), bytes, 0, cudaMemcpyDeviceToDevice));
     if (a->shape.bias) {
         CUDA_CHECK(
             cudaMemcpyToSymbol(filter_bias, a->bias, sizeof(float), 0, cudaMemcpyDeviceToDevice));

@@ -10,9 +10,10 @@
 
 #include "conv_problem.h"
 #include "cuda_check.h"
-#include "row_span.cuh"
+#include "grid_chunks.cuh"
 #include "kernels.h"
 #include "lesson.h"
+#include "row_span.cuh"
 #include "separable_factors.h"
 
 /* A warp covers one row: 32 threads side by side, each with its own outputs. */
@@ -21,8 +22,6 @@
 #define BLOCK_THREADS (BLOCK_W * BLOCK_H)
 /* Radii with unrolled instantiations: the common filter sizes 1..15. */
 #define MAX_UNROLLED_RADIUS 7
-/* CUDA's limit on gridDim.y; more planes than this are looped over in the kernel. */
-#define MAX_GRID_Y 65535
 /* Row pass: outputs per thread along a row (lesson 05's row8_vec4). */
 #define ROW_OUTS 8
 /* Column pass: one float4 of columns per thread, COLUMN_ROWS rows down, so each
@@ -49,14 +48,12 @@ static __constant__ float row_taps[MAX_KSIZE];
 static __constant__ float column_taps[MAX_KSIZE];
 static __constant__ float filter_bias;
 
-/* The intermediate image of two_pass (and of the fallback above ksize 15): sized in
- * prepare(), which is untimed, so that run() allocates nothing. */
-static float *intermediate;
-static size_t intermediate_count;
-
-__host__ __device__ constexpr int ceil_div(int a, int b)
+/* The intermediate image of two_pass (and of the fallback above ksize 15) lives in
+ * the scratch memory the harness allocates before the untimed setup, so that run()
+ * allocates nothing. */
+static float *intermediate_of(const struct conv_args *a)
 {
-    return (a + b - 1) / b;
+    return (float *)a->scratch;
 }
 
 /* The 1-D row filter on a span already in registers: output m reads span floats
@@ -273,7 +270,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
  * planes in blockIdx.y. */
 static dim3 grid_of(const struct conv_shape *s, int tiles_x, int tile_h)
 {
-    return dim3(tiles_x * ceil_div(s->h, tile_h), min(s->n, MAX_GRID_Y));
+    return dim3(tiles_x * ceil_div(s->h, tile_h), grid_planes(s->n));
 }
 
 static void launch_two_pass_any_radius(const struct conv_args *a)
@@ -281,11 +278,11 @@ static void launch_two_pass_any_radius(const struct conv_args *a)
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, BLOCK_W);
     const dim3 grid = grid_of(s, tiles_x, BLOCK_H), block(BLOCK_W, BLOCK_H);
-    row_pass_any_radius<<<grid, block>>>(a->input, intermediate, s->n, s->h, s->w, s->ksize / 2,
-                                         tiles_x);
+    row_pass_any_radius<<<grid, block, 0, a->stream>>>(input_f32(a), intermediate_of(a), s->n, s->h,
+                                                       s->w, s->ksize / 2, tiles_x);
     CUDA_CHECK_LAUNCH();
-    column_pass_any_radius<<<grid, block>>>(intermediate, a->output, s->n, s->h, s->w, s->ksize / 2,
-                                            tiles_x);
+    column_pass_any_radius<<<grid, block, 0, a->stream>>>(intermediate_of(a), output_f32(a), s->n,
+                                                          s->h, s->w, s->ksize / 2, tiles_x);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -294,8 +291,8 @@ static void launch_two_pass_any_radius(const struct conv_args *a)
 static bool rows_are_16_byte_aligned(const struct conv_args *a)
 {
     const size_t bytes = VEC * sizeof(float);
-    return a->shape.w % VEC == 0 && (uintptr_t)a->input % bytes == 0 &&
-           (uintptr_t)a->output % bytes == 0 && (uintptr_t)intermediate % bytes == 0;
+    return a->shape.w % VEC == 0 && (uintptr_t)input_f32(a) % bytes == 0 &&
+           (uintptr_t)output_f32(a) % bytes == 0 && (uintptr_t)intermediate_of(a) % bytes == 0;
 }
 
 template <int R, bool WIDE> static void launch_two_pass_with(const struct conv_args *a)
@@ -303,12 +300,13 @@ template <int R, bool WIDE> static void launch_two_pass_with(const struct conv_a
     const struct conv_shape *s = &a->shape;
     const dim3 block(BLOCK_W, BLOCK_H);
     const int row_tiles_x = ceil_div(s->w, BLOCK_W * ROW_OUTS);
-    row_pass<R, WIDE><<<grid_of(s, row_tiles_x, BLOCK_H), block>>>(a->input, intermediate, s->n,
-                                                                   s->h, s->w, row_tiles_x);
+    row_pass<R, WIDE><<<grid_of(s, row_tiles_x, BLOCK_H), block, 0, a->stream>>>(
+        input_f32(a), intermediate_of(a), s->n, s->h, s->w, row_tiles_x);
     CUDA_CHECK_LAUNCH();
     const int column_tiles_x = ceil_div(s->w, BLOCK_W * COLUMN_OUTS);
-    column_pass<R, WIDE><<<grid_of(s, column_tiles_x, BLOCK_H * COLUMN_ROWS), block>>>(
-        intermediate, a->output, s->n, s->h, s->w, column_tiles_x);
+    column_pass<R, WIDE>
+        <<<grid_of(s, column_tiles_x, BLOCK_H * COLUMN_ROWS), block, 0, a->stream>>>(
+            intermediate_of(a), output_f32(a), s->n, s->h, s->w, column_tiles_x);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -316,8 +314,9 @@ template <int R, bool WIDE> static void launch_fused_smem_with(const struct conv
 {
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, TILE_W);
-    conv2d_fused_smem<R, WIDE><<<grid_of(s, tiles_x, TILE_H), dim3(BLOCK_W, TILE_THREADS_H)>>>(
-        a->input, a->output, s->n, s->h, s->w, tiles_x);
+    conv2d_fused_smem<R, WIDE>
+        <<<grid_of(s, tiles_x, TILE_H), dim3(BLOCK_W, TILE_THREADS_H), 0, a->stream>>>(
+            input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -326,8 +325,8 @@ template <int R, bool WIDE> static void launch_fused_registers_with(const struct
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, BLOCK_W * FUSED_OUTS);
     conv2d_fused_registers<R, WIDE>
-        <<<grid_of(s, tiles_x, BLOCK_H * fused_rows(R)), dim3(BLOCK_W, BLOCK_H)>>>(
-            a->input, a->output, s->n, s->h, s->w, tiles_x);
+        <<<grid_of(s, tiles_x, BLOCK_H * fused_rows(R)), dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
+            input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -378,22 +377,19 @@ template <template <int> class Variant> static void launch_for_radius(const stru
     }
 }
 
-/* At exit nobody is left to tell about a failure, so the result is not checked. */
-static void free_intermediate(void)
+static size_t intermediate_bytes(const struct conv_shape *s)
 {
-    (void)cudaFree(intermediate);
+    return (size_t)s->n * s->h * s->w * sizeof(float);
 }
 
-static void ensure_intermediate(const struct conv_shape *s)
+extern "C" size_t two_pass_scratch_bytes(const struct conv_shape *s)
 {
-    const size_t count = (size_t)s->n * s->h * s->w;
-    if (count <= intermediate_count)
-        return;
-    if (!intermediate)
-        atexit(free_intermediate);
-    CUDA_CHECK(cudaFree(intermediate));
-    CUDA_CHECK(cudaMalloc((void **)&intermediate, count * sizeof(float)));
-    intermediate_count = count;
+    return intermediate_bytes(s);
+}
+
+extern "C" size_t fused_scratch_bytes(const struct conv_shape *s)
+{
+    return s->ksize / 2 > MAX_UNROLLED_RADIUS ? intermediate_bytes(s) : 0;
 }
 
 /* The filter's factors, computed on the host from a copy of the device taps, into
@@ -402,7 +398,8 @@ static void upload_factors(const struct conv_args *a)
 {
     const int k = a->shape.ksize;
     float taps[MAX_KSIZE * MAX_KSIZE], column[MAX_KSIZE], row[MAX_KSIZE];
-    CUDA_CHECK(cudaMemcpy(taps, a->weights, (size_t)k * k * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(
+        cudaMemcpy(taps, weights_f32(a), (size_t)k * k * sizeof(float), cudaMemcpyDeviceToHost));
     separable_factors(taps, k, column, row);
     CUDA_CHECK(cudaMemcpyToSymbol(column_taps, column, (size_t)k * sizeof(float)));
     CUDA_CHECK(cudaMemcpyToSymbol(row_taps, row, (size_t)k * sizeof(float)));
@@ -415,17 +412,9 @@ static void upload_factors(const struct conv_args *a)
     }
 }
 
-extern "C" void prepare_two_pass(const struct conv_args *a)
+extern "C" void setup_factors(const struct conv_args *a)
 {
     upload_factors(a);
-    ensure_intermediate(&a->shape);
-}
-
-extern "C" void prepare_fused(const struct conv_args *a)
-{
-    upload_factors(a);
-    if (a->shape.ksize / 2 > MAX_UNROLLED_RADIUS)
-        ensure_intermediate(&a->shape);
 }
 
 extern "C" void launch_two_pass(const struct conv_args *a)

@@ -53,6 +53,7 @@ extern "C" void launch_conv2d_direct(const struct conv_args *a)
     const struct conv_shape *s = &a->shape;
     const long long total = (long long)s->n * s->cout * s->h * s->w;
     const unsigned blocks = (unsigned)((total + DIRECT_BLOCK - 1) / DIRECT_BLOCK);
-    conv2d_direct<<<blocks, DIRECT_BLOCK>>>(a->input, a->weights, a->bias, a->output, *s);
+    conv2d_direct<<<blocks, DIRECT_BLOCK, 0, a->stream>>>(input_f32(a), weights_f32(a), a->bias,
+                                                          output_f32(a), *s);
     CUDA_CHECK_LAUNCH();
 }

@@ -18,13 +18,21 @@
 
 /* The weights as a [depth][kpad] row-major matrix, depth = cin * ksize^2 in
  * (tap, channel) order and kpad = cout rounded up to 4 (zero columns), so a block
- * reads a slice of it with aligned 16-byte loads. Built once by prepare. */
-static float *weight_matrix;
-static size_t weight_matrix_bytes;
-
-const float *implicit_gemm_matrix(void)
+ * reads a slice of it with aligned 16-byte loads. Built once by setup, in the
+ * scratch memory the harness owns. */
+static long long matrix_elements(const struct conv_shape *s)
 {
-    return weight_matrix;
+    return (long long)s->ksize * s->ksize * s->cin * padded_cout(s);
+}
+
+extern "C" size_t implicit_gemm_scratch_bytes(const struct conv_shape *s)
+{
+    return (size_t)matrix_elements(s) * sizeof(float);
+}
+
+const float *implicit_gemm_matrix(const struct conv_args *a)
+{
+    return (const float *)a->scratch;
 }
 
 /* Row l of the matrix is tap l / cin of input channel l % cin: consecutive rows
@@ -43,20 +51,14 @@ __global__ void weights_to_matrix(const float *__restrict__ weights, float *__re
     }
 }
 
-extern "C" void prepare_conv2d_implicit_gemm(const struct conv_args *a)
+extern "C" void setup_conv2d_implicit_gemm(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    const int kpad = padded_cout(s);
-    const long long total = (long long)s->ksize * s->ksize * s->cin * kpad;
-    const size_t bytes = (size_t)total * sizeof(float);
-    if (bytes > weight_matrix_bytes) {
-        CUDA_CHECK(cudaFree(weight_matrix));
-        CUDA_CHECK(cudaMalloc(&weight_matrix, bytes));
-        weight_matrix_bytes = bytes;
-    }
+    const long long total = matrix_elements(s);
     long long blocks = (total + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
     blocks = blocks < TRANSPOSE_MAX_BLOCKS ? blocks : TRANSPOSE_MAX_BLOCKS;
-    weights_to_matrix<<<(int)blocks, TRANSPOSE_BLOCK>>>(a->weights, weight_matrix, *s, kpad);
+    weights_to_matrix<<<(int)blocks, TRANSPOSE_BLOCK, 0, a->stream>>>(
+        weights_f32(a), (float *)a->scratch, *s, padded_cout(s));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -176,15 +178,16 @@ template <int BM> static void launch_tile(const struct conv_args *a, bool vector
     const struct conv_shape *s = &a->shape;
     const long long pixels = (long long)s->n * s->h * s->w;
     const dim3 grid((unsigned)((pixels + GEMM_BN - 1) / GEMM_BN), (s->cout + BM - 1) / BM);
-    conv2d_implicit_gemm<BM><<<grid, GEMM_THREADS(BM)>>>(
-        a->input, weight_matrix, a->bias, a->output, *s, padded_cout(s), vector_stores);
+    conv2d_implicit_gemm<BM><<<grid, GEMM_THREADS(BM), 0, a->stream>>>(
+        input_f32(a), implicit_gemm_matrix(a), a->bias, output_f32(a), *s, padded_cout(s),
+        vector_stores);
     CUDA_CHECK_LAUNCH();
 }
 
 extern "C" void launch_conv2d_implicit_gemm(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    const bool vector_stores = (s->h * s->w) % 4 == 0 && (uintptr_t)a->output % 16 == 0;
+    const bool vector_stores = (s->h * s->w) % 4 == 0 && (uintptr_t)output_f32(a) % 16 == 0;
     /* A 128-row tile on a 64-channel layer would spend half its FMAs on zeros. */
     if (s->cout <= GEMM_BM_SMALL)
         launch_tile<GEMM_BM_SMALL>(a, vector_stores);

@@ -136,15 +136,16 @@ template <int BM> static void launch_tile(const struct conv_args *a, bool vector
     const struct conv_shape *s = &a->shape;
     const long long pixels = (long long)s->n * s->h * s->w;
     const dim3 grid((unsigned)((pixels + GEMM_BN - 1) / GEMM_BN), (s->cout + BM - 1) / BM);
-    conv2d_implicit_gemm_async<BM><<<grid, GEMM_THREADS(BM)>>>(
-        a->input, implicit_gemm_matrix(), a->bias, a->output, *s, padded_cout(s), vector_stores);
+    conv2d_implicit_gemm_async<BM><<<grid, GEMM_THREADS(BM), 0, a->stream>>>(
+        input_f32(a), implicit_gemm_matrix(a), a->bias, output_f32(a), *s, padded_cout(s),
+        vector_stores);
     CUDA_CHECK_LAUNCH();
 }
 
 extern "C" void launch_conv2d_implicit_gemm_async(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    const bool vector_stores = (s->h * s->w) % 4 == 0 && (uintptr_t)a->output % 16 == 0;
+    const bool vector_stores = (s->h * s->w) % 4 == 0 && (uintptr_t)output_f32(a) % 16 == 0;
     if (s->cout <= GEMM_BM_SMALL)
         launch_tile<GEMM_BM_SMALL>(a, vector_stores);
     else

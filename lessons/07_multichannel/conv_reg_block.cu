@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cuda_check.h"
+#include "grid_chunks.cuh"
 #include "kernels.h"
 
 #define RB_PIXELS 4   /* neighbouring output pixels along x per thread */
@@ -166,10 +167,16 @@ extern "C" void launch_conv2d_reg_block(const struct conv_args *a)
     g.chunk = g.chunk < 1 ? 1 : g.chunk > s->cin ? s->cin : g.chunk;
     /* Rows of 4 pixels start at multiples of 4, so with w % 4 == 0 each thread's
      * 4 outputs are one aligned 16-byte store. */
-    const bool vector_stores = s->w % RB_PIXELS == 0 && (uintptr_t)a->output % 16 == 0;
-    const dim3 grid(((s->w + RB_TILE_W - 1) / RB_TILE_W) * ((s->h + RB_TILE_H - 1) / RB_TILE_H),
-                    (s->cout + RB_CHANNELS - 1) / RB_CHANNELS, s->n);
-    conv2d_reg_block<<<grid, RB_THREADS, (size_t)g.chunk * channel_bytes>>>(
-        a->input, a->weights, a->bias, a->output, *s, g, vector_stores);
-    CUDA_CHECK_LAUNCH();
+    const bool vector_stores = s->w % RB_PIXELS == 0 && (uintptr_t)output_f32(a) % 16 == 0;
+    /* gridDim.z holds the images: batches beyond its limit go in chunks. */
+    for_each_batch_chunk(s->n, [&](int first, int images) {
+        struct conv_shape part = *s;
+        part.n = images;
+        const dim3 grid(((s->w + RB_TILE_W - 1) / RB_TILE_W) * ((s->h + RB_TILE_H - 1) / RB_TILE_H),
+                        (s->cout + RB_CHANNELS - 1) / RB_CHANNELS, images);
+        conv2d_reg_block<<<grid, RB_THREADS, (size_t)g.chunk * channel_bytes, a->stream>>>(
+            input_f32(a) + (size_t)first * s->cin * s->h * s->w, weights_f32(a), a->bias,
+            output_f32(a) + (size_t)first * s->cout * s->h * s->w, part, g, vector_stores);
+        CUDA_CHECK_LAUNCH();
+    });
 }

@@ -6,6 +6,7 @@
  *   build/bin/07_multichannel --preset unet-128x128 --variant smem_input
  */
 #include "cuda_check.h"
+#include "grid_chunks.cuh"
 #include "kernels.h"
 
 #define SI_TILE 16          /* output tile side = block side */
@@ -97,9 +98,15 @@ extern "C" void launch_conv2d_smem_input(const struct conv_args *a)
     /* At least one channel: 46x46 floats (ksize 31) is 8.5 KB, under the budget. */
     int chunk = SI_TILE_BYTES / channel_bytes;
     chunk = chunk < 1 ? 1 : chunk > s->cin ? s->cin : chunk;
-    const dim3 grid(((s->w + SI_TILE - 1) / SI_TILE) * ((s->h + SI_TILE - 1) / SI_TILE),
-                    (s->cout + SI_CHANNELS - 1) / SI_CHANNELS, s->n);
-    conv2d_smem_input<<<grid, SI_TILE * SI_TILE, (size_t)chunk * channel_bytes>>>(
-        a->input, a->weights, a->bias, a->output, *s, chunk);
-    CUDA_CHECK_LAUNCH();
+    /* gridDim.z holds the images: batches beyond its limit go in chunks. */
+    for_each_batch_chunk(s->n, [&](int first, int images) {
+        struct conv_shape part = *s;
+        part.n = images;
+        const dim3 grid(((s->w + SI_TILE - 1) / SI_TILE) * ((s->h + SI_TILE - 1) / SI_TILE),
+                        (s->cout + SI_CHANNELS - 1) / SI_CHANNELS, images);
+        conv2d_smem_input<<<grid, SI_TILE * SI_TILE, (size_t)chunk * channel_bytes, a->stream>>>(
+            input_f32(a) + (size_t)first * s->cin * s->h * s->w, weights_f32(a), a->bias,
+            output_f32(a) + (size_t)first * s->cout * s->h * s->w, part, chunk);
+        CUDA_CHECK_LAUNCH();
+    });
 }

@@ -31,8 +31,8 @@ static inline int padded_cout(const struct conv_shape *s)
 }
 
 /* The weights as a [cin * ksize^2][padded_cout] row-major matrix in (tap, channel)
- * row order, built by prepare_conv2d_implicit_gemm (conv_implicit_gemm.cu). */
-const float *implicit_gemm_matrix(void);
+ * row order, built in a->scratch by setup_conv2d_implicit_gemm (conv_implicit_gemm.cu). */
+const float *implicit_gemm_matrix(const struct conv_args *a);
 
 /* Where output pixel p (any image of the batch) reads its input: the offset of
  * (image, channel 0, y, x), and y and x to test against the image borders. */

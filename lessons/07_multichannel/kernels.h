@@ -1,5 +1,5 @@
-/* The launchers of lesson 07, one file per idea. Each enqueues its kernel on the
- * default stream for the shape in a->shape; a->input, weights, bias and output are
+/* The launchers of lesson 07, one file per idea. Each enqueues its kernel on
+ * a->stream for the shape in a->shape; a->input, weights, bias and output are
  * device pointers, bias is NULL when the layer has none. */
 #ifndef KERNELS_H
 #define KERNELS_H
@@ -22,13 +22,14 @@ void launch_conv2d_smem_input(const struct conv_args *a);
 void launch_conv2d_reg_block(const struct conv_args *a);
 
 /* The convolution as a GEMM whose right-hand matrix is gathered on the fly
- * (conv_implicit_gemm.cu). prepare lays the weights out as a [cin*ksize^2][cout]
- * matrix in a device buffer it owns; run reads only that copy of the weights. */
-void prepare_conv2d_implicit_gemm(const struct conv_args *a);
+ * (conv_implicit_gemm.cu). setup lays the weights out as a [cin*ksize^2][cout]
+ * matrix in the variant's scratch memory; run reads only that copy of the weights. */
+size_t implicit_gemm_scratch_bytes(const struct conv_shape *s);
+void setup_conv2d_implicit_gemm(const struct conv_args *a);
 void launch_conv2d_implicit_gemm(const struct conv_args *a);
 
 /* The same GEMM with cp.async copies into a three-stage shared-memory ring
- * (conv_implicit_gemm_async.cu); it uses the matrix prepare_conv2d_implicit_gemm
+ * (conv_implicit_gemm_async.cu); it uses the matrix setup_conv2d_implicit_gemm
  * builds. */
 void launch_conv2d_implicit_gemm_async(const struct conv_args *a);
 

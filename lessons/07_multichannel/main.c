@@ -28,12 +28,14 @@ static const struct conv_variant variants[] = {
     {.name = "implicit_gemm",
      .what = "implicit GEMM: 128x128 block tiles, 8x8 per thread, double-buffered",
      .dtype = DTYPE_FP32,
-     .prepare = prepare_conv2d_implicit_gemm,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
      .run = launch_conv2d_implicit_gemm},
     {.name = "implicit_gemm_async",
      .what = "implicit GEMM, slices copied by cp.async into a 3-stage shared-memory ring",
      .dtype = DTYPE_FP32,
-     .prepare = prepare_conv2d_implicit_gemm,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
      .run = launch_conv2d_implicit_gemm_async},
 };
 

@@ -1,0 +1,106 @@
+#include "cudnn_rows.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "cudnn_baseline.h"
+
+/* An algorithm whose workspace would take more than this share of the free memory
+ * is not tried: the buffer sets already hold the rest. */
+#define WORKSPACE_SHARE 0.8
+/* cuDNN 9 has 8 forward algorithms. */
+#define MAX_ALGORITHMS 16
+
+int fastest_passing(const struct algo_trial *trials, int count)
+{
+    int best = -1;
+    for (int i = 0; i < count; i++) {
+        if (trials[i].skipped || !trials[i].pass)
+            continue;
+        if (best < 0 || trials[i].time.median_ms < trials[best].time.median_ms)
+            best = i;
+    }
+    return best;
+}
+
+static void enqueue_cudnn(void *context, const struct gpu_buffers *b, int set)
+{
+    if (!cudnn_conv_run(context, b->input[set], b->weights, b->output[set])) {
+        fprintf(stderr, "error: cuDNN: cudnnConvolutionForward failed on an algorithm that "
+                        "had run before\n");
+        exit(1);
+    }
+}
+
+/* The first run of an algorithm may be refused; only then is it marked not offered. */
+struct first_run {
+    struct cudnn_conv *conv;
+    bool refused;
+};
+
+static void enqueue_first(void *context, const struct gpu_buffers *b, int set)
+{
+    struct first_run *f = context;
+    f->refused = !cudnn_conv_run(f->conv, b->input[set], b->weights, b->output[set]);
+}
+
+/* Adds "name: why" or "name 0.1234" to the list of what was tried. */
+static void note_trial(struct cudnn_row *row, const struct algo_trial *t)
+{
+    size_t used = strlen(row->tried), size = sizeof row->tried;
+    const char *name = cudnn_algorithm_name(t->algorithm), *sep = used ? ", " : "";
+    if (t->skipped)
+        snprintf(row->tried + used, size - used, "%s%s: %s", sep, name, t->skipped);
+    else
+        snprintf(row->tried + used, size - used, "%s%s %.4f", sep, name, t->time.median_ms);
+}
+
+struct cudnn_row cudnn_best_row(const struct gpu_buffers *b, size_t free_bytes,
+                                cudnn_check_fn check, void *check_context, float *host_out,
+                                int warmup, int reps)
+{
+    struct cudnn_row row = {.algorithm = -1};
+    const char *why = NULL;
+    struct cudnn_conv *c = cudnn_conv_create(&b->shape, b->dtype, b->layout, b->stream, &why);
+    if (!c) {
+        row.skipped = why;
+        return row;
+    }
+    int count = cudnn_conv_algorithm_count();
+    if (count > MAX_ALGORITHMS)
+        count = MAX_ALGORITHMS;
+    struct algo_trial trials[MAX_ALGORITHMS];
+    struct check_result checks[MAX_ALGORITHMS];
+    size_t max_workspace = (size_t)(free_bytes * WORKSPACE_SHARE);
+    for (int i = 0; i < count; i++) {
+        struct algo_trial *t = &trials[i];
+        *t = (struct algo_trial){.algorithm = i};
+        struct first_run first = {c, false};
+        if (cudnn_conv_select(c, i, max_workspace, &t->skipped)) {
+            gpu_run_once(enqueue_first, &first, b, host_out);
+            if (first.refused)
+                t->skipped = "refused at run time";
+        }
+        if (!t->skipped) {
+            checks[i] = check(check_context, host_out);
+            t->pass = checks[i].pass;
+            if (t->pass)
+                t->time = gpu_time(enqueue_cudnn, c, b, warmup, reps);
+            else
+                t->skipped = "FAIL";
+        }
+        note_trial(&row, t);
+    }
+    cudnn_conv_destroy(c);
+    int best = fastest_passing(trials, count);
+    if (best < 0) {
+        row.skipped = "no cuDNN algorithm ran and passed the check";
+        return row;
+    }
+    row.algorithm = trials[best].algorithm;
+    row.time = trials[best].time;
+    row.check = checks[best];
+    return row;
+}

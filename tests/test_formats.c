@@ -1,0 +1,157 @@
+/* Storage formats, byte counts, rooflines per unit, the choice of the cuDNN row and
+ * the build-architecture check: each must give the right answer and each can be
+ * caught giving a wrong one. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cudnn_rows.h"
+#include "gpu_info.h"
+#include "gpu_runner.h"
+#include "roofline.h"
+#include "tensor_format.h"
+#include "unit.h"
+
+static void half_conversion(void)
+{
+    CHECK(float_to_half_bits(1.0f) == 0x3c00 && float_to_half_bits(-2.0f) == 0xc000);
+    CHECK(float_to_half_bits(65504.0f) == 0x7bff);              /* largest half */
+    CHECK(float_to_half_bits(65520.0f) == 0x7c00);              /* rounds to infinity */
+    CHECK(float_to_half_bits(0x1.0p-24f) == 0x0001);            /* smallest subnormal */
+    CHECK(float_to_half_bits(0x1.0p-26f) == 0x0000);            /* below half of it */
+    CHECK(float_to_half_bits(1.0f + 0x1.0p-11f) == 0x3c00);     /* tie to even: down */
+    CHECK(float_to_half_bits(1.0f + 3 * 0x1.0p-11f) == 0x3c02); /* tie to even: up */
+    CHECK(isnan(half_bits_to_float(float_to_half_bits(NAN))));
+    /* Every finite half survives the trip through float. */
+    int bad = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00)
+            continue;
+        bad += float_to_half_bits(half_bits_to_float((uint16_t)h)) != h;
+    }
+    CHECK(bad == 0);
+}
+
+static void bf16_conversion(void)
+{
+    CHECK(float_to_bf16_bits(1.0f) == 0x3f80 && bf16_bits_to_float(0x3f80) == 1.0f);
+    CHECK(float_to_bf16_bits(1.0f + 0x1.0p-8f) == 0x3f80);     /* tie to even: down */
+    CHECK(float_to_bf16_bits(1.0f + 3 * 0x1.0p-8f) == 0x3f82); /* tie to even: up */
+    CHECK(dtype_round(DTYPE_BF16, 0.1f) != 0.1f && dtype_round(DTYPE_FP32, 0.1f) == 0.1f);
+    CHECK(fabsf(dtype_round(DTYPE_BF16, 0.1f) - 0.1f) <= 0.1f * 0x1.0p-8f);
+    CHECK(dtype_round(DTYPE_BINARY, -0.3f) == -1.0f && dtype_round(DTYPE_BINARY, 0.0f) == 1.0f);
+}
+
+/* NCHW -> NHWC puts channels innermost; bits pack 32 channels per word. */
+static void layouts(void)
+{
+    struct dims4 d = {2, 3, 2, 2};
+    float src[24];
+    for (int i = 0; i < 24; i++)
+        src[i] = (float)i;
+    float nhwc[24], back[24];
+    tensor_from_nchw(src, d, DTYPE_FP32, LAYOUT_NHWC, nhwc);
+    /* (n=1, y=0, x=1) channel 2 is NCHW element ((1*3+2)*2+0)*2+1 = 21. */
+    CHECK(nhwc[((1 * 2 + 0) * 2 + 1) * 3 + 2] == 21.0f);
+    tensor_to_nchw(nhwc, d, DTYPE_FP32, LAYOUT_NHWC, back);
+    int same = 0;
+    for (int i = 0; i < 24; i++)
+        same += back[i] == src[i];
+    CHECK(same == 24);
+    struct dims4 b = {1, 33, 1, 2}; /* 33 channels: two words per pixel */
+    float signs[66];
+    for (int i = 0; i < 66; i++)
+        signs[i] = i % 3 == 0 ? -1.0f : 1.0f; /* channel c, x: index c * 2 + x */
+    uint32_t words[4];
+    CHECK(tensor_bytes(b, DTYPE_BINARY, LAYOUT_BITS) == sizeof words);
+    tensor_from_nchw(signs, b, DTYPE_BINARY, LAYOUT_BITS, words);
+    uint32_t expect0 = 0;
+    for (int c = 0; c < 32; c++)
+        expect0 |= (uint32_t)((c * 2) % 3 != 0) << c;
+    CHECK(words[0] == expect0);
+    CHECK(words[1] == ((32 * 2) % 3 != 0 ? 1u : 0u)); /* channel 32; padding bits zero */
+}
+
+/* Bytes follow the element size: a count made with sizeof(float) for fp16 is caught. */
+static void byte_counts(void)
+{
+    struct conv_shape s = {4, 64, 128, 32, 32, 3, true};
+    size_t fp32 = buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW);
+    CHECK(fp32 == (4ull * 64 * 1024 + 4ull * 128 * 1024) * 4);
+    CHECK(buffer_set_bytes(&s, DTYPE_TF32, LAYOUT_NHWC) == fp32);
+    CHECK(buffer_set_bytes(&s, DTYPE_FP16, LAYOUT_NHWC) == fp32 / 2);
+    CHECK(buffer_set_bytes(&s, DTYPE_BF16, LAYOUT_NCHW) == fp32 / 2);
+    /* binary: 64 channels in 2 words per pixel in; the output is float32 */
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS) ==
+          4ull * 1024 * 2 * 4 + 4ull * 128 * 1024 * 4);
+    CHECK(output_dtype(DTYPE_FP16) == DTYPE_FP16 && output_dtype(DTYPE_TF32) == DTYPE_FP32);
+    CHECK(dtype_storage_bits(DTYPE_BF16) == 16 && dtype_storage_bits(DTYPE_BINARY) == 1);
+}
+
+static void names_round_trip(void)
+{
+    for (int i = 0; i < DTYPE_COUNT; i++) {
+        enum dtype d;
+        CHECK(dtype_from_name(dtype_name((enum dtype)i), &d) && d == (enum dtype)i);
+    }
+    enum layout l;
+    CHECK(layout_from_name("nhwc", &l) && l == LAYOUT_NHWC && !layout_from_name("chwn", &l));
+}
+
+/* Each dtype's roofline uses its own unit: a tensor-core row is not held to the
+ * FP32 peak (it would show over 100%). */
+static void roofline_units(void)
+{
+    CHECK(unit_of(DTYPE_FP32) == UNIT_FP32_FMA && unit_of(DTYPE_TF32) == UNIT_TF32_TC);
+    CHECK(unit_of(DTYPE_BF16) == UNIT_FP16_TC && unit_of(DTYPE_BINARY) == UNIT_BINARY_TC);
+    CHECK(unit_work_factor(DTYPE_3XTF32) == 3 && unit_work_factor(DTYPE_TF32) == 1);
+    /* H100/H200: 132 SMs at 1.98 GHz: 66.9 FP32, 535 TF32, 1070 FP16 TFLOP/s */
+    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 9, 0) == 16 * fp32_lanes_per_sm(9, 0));
+    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 9, 0) == 4096);
+    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 8, 0) == 2048);
+    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 7, 5) == 0); /* Turing has no TF32 */
+    struct roofline no_peak = {1e9, 1e15, 1000, 0};         /* unknown peak: memory roof only */
+    CHECK(fabs(roofline_time_ms(&no_peak) - 1.0) < 1e-12 && roofline_memory_bound(&no_peak));
+}
+
+/* The row is the fastest algorithm that ran and passed, not the first or the one
+ * cuDNN's own search ranked first. */
+static void cudnn_row_is_the_fastest_passing(void)
+{
+    struct algo_trial t[5] = {
+        {.algorithm = 0, .pass = true, .time = {.median_ms = 0.30}},
+        {.algorithm = 1, .pass = true, .time = {.median_ms = 0.22}},
+        {.algorithm = 2, .pass = false, .time = {.median_ms = 0.05}, .skipped = "FAIL"},
+        {.algorithm = 3, .skipped = "not offered for this problem"},
+        {.algorithm = 4, .pass = true, .time = {.median_ms = 0.25}},
+    };
+    CHECK(fastest_passing(t, 5) == 1);
+    t[1].pass = false;
+    CHECK(fastest_passing(t, 5) == 4);
+    CHECK(fastest_passing(t + 2, 2) == -1);
+}
+
+static void jit_detection(void)
+{
+    CHECK(binary_runs_jit("75", 9, 0)); /* sm_75 code, PTX for the H200 */
+    CHECK(!binary_runs_jit("90", 9, 0));
+    CHECK(!binary_runs_jit("80", 8, 6)); /* sm_80 code runs on sm_86 */
+    CHECK(binary_runs_jit("86", 8, 0));  /* but not the other way */
+    CHECK(!binary_runs_jit("75;90-real", 9, 0));
+    CHECK(binary_runs_jit("90-virtual", 9, 0)); /* PTX only */
+    CHECK(!binary_runs_jit("90a", 9, 0) && binary_runs_jit("90a", 9, 1));
+    CHECK(!binary_runs_jit("native", 9, 0));
+}
+
+static const struct unit_case cases[] = {
+    {"half_conversion", half_conversion},
+    {"bf16_conversion", bf16_conversion},
+    {"layouts", layouts},
+    {"byte_counts", byte_counts},
+    {"names_round_trip", names_round_trip},
+    {"roofline_units", roofline_units},
+    {"cudnn_row_is_the_fastest_passing", cudnn_row_is_the_fastest_passing},
+    {"jit_detection", jit_detection},
+};
+
+UNIT_MAIN(cases)
