@@ -1,8 +1,9 @@
 /* A cuDNN row you can trust: every forward algorithm cuDNN offers for the problem
- * is run once and checked, then timed with the harness's own protocol (the same
- * warm-up, repetitions, median and buffer rotation as a lesson's variants), and the
- * fastest that passed is the row. cudnnFind's single pass is not used: it picked
- * algorithms 6x apart between two runs of the same problem. */
+ * is run once and checked, timed with a few repetitions, and those within 1.5x of
+ * the fastest are timed again with the harness's full protocol (the same warm-up,
+ * repetitions, median and buffer rotation as a lesson's variants); the fastest that
+ * passed is the row. cudnnFind's single pass is not used: it picked algorithms 6x
+ * apart between two runs of the same problem. */
 #ifndef CUDNN_ROWS_H
 #define CUDNN_ROWS_H
 
