@@ -18,6 +18,7 @@
 #define SCREEN_WARMUP 1
 #define SCREEN_REPS 5
 #define CONTENDER_FACTOR 1.5
+#define HOPELESS_FACTOR 4.0
 
 int fastest_passing(const struct algo_trial *trials, int count)
 {
@@ -59,11 +60,23 @@ static void note_trial(struct cudnn_row *row, const struct algo_trial *t)
     const char *name = cudnn_algorithm_name(t->algorithm), *sep = used ? ", " : "";
     if (t->skipped)
         snprintf(row->tried + used, size - used, "%s%s: %s", sep, name, t->skipped);
-    else if (t->time.reps == SCREEN_REPS)
-        snprintf(row->tried + used, size - used, "%s%s %.4f (screened)", sep, name,
-                 t->time.median_ms);
+    else if (t->time.reps <= SCREEN_REPS)
+        snprintf(row->tried + used, size - used, "%s%s %.4f (%d run%s)", sep, name,
+                 t->time.median_ms, t->time.reps, t->time.reps == 1 ? "" : "s");
     else
         snprintf(row->tried + used, size - used, "%s%s %.4f", sep, name, t->time.median_ms);
+}
+
+/* One timed run; a few more only when that one is not far behind the fastest so
+ * far (an FFT that takes a second on an 8192x8192 image gets no more). */
+static struct timing screen(struct cudnn_conv *c, const struct gpu_buffers *b,
+                            const struct algo_trial *trials, int tried)
+{
+    struct timing once = gpu_time(enqueue_cudnn, c, b, 0, 1);
+    int best = fastest_passing(trials, tried);
+    if (best >= 0 && once.median_ms > HOPELESS_FACTOR * trials[best].time.median_ms)
+        return once;
+    return gpu_time(enqueue_cudnn, c, b, SCREEN_WARMUP, SCREEN_REPS);
 }
 
 struct cudnn_row cudnn_best_row(const struct gpu_buffers *b, size_t free_bytes,
@@ -96,7 +109,7 @@ struct cudnn_row cudnn_best_row(const struct gpu_buffers *b, size_t free_bytes,
             checks[i] = check(check_context, host_out);
             t->pass = checks[i].pass;
             if (t->pass)
-                t->time = gpu_time(enqueue_cudnn, c, b, SCREEN_WARMUP, SCREEN_REPS);
+                t->time = screen(c, b, trials, i);
             else
                 t->skipped = "FAIL";
         }
