@@ -52,12 +52,15 @@ def presets_from(binary):
 
 
 def commit():
+    """As cmake/build_info.cmake: the .commit written for a copy wins, then git."""
+    path = os.path.join(REPO, ".commit")
+    if os.path.exists(path):
+        return open(path).read().strip()
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True,
                               capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        path = os.path.join(REPO, ".commit")
-        return open(path).read().strip() if os.path.exists(path) else "none"
+        return "none"
 
 
 def cudnn_row(rows, preset, dtype):
