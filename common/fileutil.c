@@ -5,6 +5,8 @@
 
 #include "fileutil.h"
 
+#include "escape.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,6 +17,7 @@
 
 /* Longest folder name path_writable examines; longer paths are reported unwritable. */
 #define MAX_FOLDER_PATH 4096
+#define MESSAGE_SIZE 512
 
 static bool folder_writable(const char *path)
 {
@@ -88,11 +91,13 @@ void atomic_abort(FILE *f, const char *tmp_path)
 
 bool file_error(char *err, size_t err_size, const char *path, const char *format, ...)
 {
-    char message[256];
+    char message[MESSAGE_SIZE], line[MAX_FOLDER_PATH + MESSAGE_SIZE];
     va_list args;
     va_start(args, format);
     vsnprintf(message, sizeof message, format, args);
     va_end(args);
-    snprintf(err, err_size, "%s: %s", path, message);
+    /* Both the path and the message may carry bytes from the user or the file. */
+    snprintf(line, sizeof line, "%s: %s", path, message);
+    escape_text(err, err_size, line);
     return false;
 }

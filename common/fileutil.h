@@ -12,7 +12,8 @@ bool path_writable(const char *path);
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size);
 bool atomic_commit(FILE *f, const char *tmp_path, const char *path);
 void atomic_abort(FILE *f, const char *tmp_path);
-/* Writes "<path>: <message>" into err and returns false, for readers' one-line errors. */
+/* Writes "<path>: <message>", escaped (escape.h), into err and returns false, for
+ * readers' one-line errors. */
 bool file_error(char *err, size_t err_size, const char *path, const char *format, ...);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conv_problem.h"
+#include "escape.h"
 
 #define NAMED_FILTERS "box, gaussian, sobel-x, sobel-y, laplacian, sharpen"
 #define FIXED_KSIZE 3
@@ -43,11 +44,12 @@ const char *filter_names(void)
     return NAMED_FILTERS ", or a text file";
 }
 
+/* Errors quote the spec and the file's text: escaped, so they stay one line. */
 static bool fail(char *err, size_t err_size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
+    escape_vformat(err, err_size, fmt, ap);
     va_end(ap);
     return false;
 }

@@ -234,6 +234,17 @@ static void file_bad_number_names_line(void)
     remove(name);
 }
 
+/* The spec and the file's text are shown escaped: the error stays one line. */
+static void errors_are_escaped(void)
+{
+    check_rejected("no\nsuch\x1b[2J", 3, "'no\\nsuch\\x1b[2J' is not a filter name");
+    char name[NAME_SIZE];
+    temp_name(name, "esc");
+    write_text(name, "1 2 3\n4 \x1b[2J 6\n7 8 9\n");
+    check_rejected(name, 3, ":2: '\\x1b[2J' is not a number");
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"box_sums_to_one", box_sums_to_one},
     {"gaussian_normalised_symmetric_rank1", gaussian_normalised_symmetric_rank1},
@@ -248,6 +259,7 @@ static const struct unit_case cases[] = {
     {"file_rejects_non_square", file_rejects_non_square},
     {"file_rejects_even_size", file_rejects_even_size},
     {"file_bad_number_names_line", file_bad_number_names_line},
+    {"errors_are_escaped", errors_are_escaped},
 };
 
 UNIT_MAIN(cases)

@@ -276,6 +276,20 @@ static void reads_sample_images(void)
     image_free(&img);
 }
 
+/* A control byte in the path is shown escaped: the error stays one line. */
+static void errors_are_escaped(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    snprintf(name, sizeof name, "test_image_esc\n\x1b[2J.%ld.pgm", (long)getpid());
+    write_image(name, "GIF89a", 16);
+    struct image img;
+    CHECK(!image_read(name, &img, err, sizeof err));
+    CHECK(strstr(err, "test_image_esc\\n\\x1b[2J.") == err);
+    CHECK(strstr(err, "bad magic") != NULL);
+    CHECK(strchr(err, '\n') == NULL && strchr(err, '\x1b') == NULL);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"pgm_round_trip", pgm_round_trip},
     {"ppm_round_trip", ppm_round_trip},
@@ -289,6 +303,7 @@ static const struct unit_case cases[] = {
     {"rejects_missing_file", rejects_missing_file},
     {"rejects_extension_mismatch", rejects_extension_mismatch},
     {"reads_sample_images", reads_sample_images},
+    {"errors_are_escaped", errors_are_escaped},
 };
 
 UNIT_MAIN(cases)

@@ -345,6 +345,23 @@ static void failed_write_leaves_no_file(void)
     CHECK(!exists(name));
 }
 
+/* A control byte in the path or the header is shown escaped: the error stays one
+ * line and cannot drive the terminal. */
+static void errors_are_escaped(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    snprintf(name, sizeof name, "test_npy_esc\n\x1b[2J.%ld.npy", (long)getpid());
+    float data[4] = {0};
+    write_raw(name, 1, "{'descr': '<f4\x1b]0;pwned\x07', 'fortran_order': False, 'shape': (4,), }",
+              data, sizeof data);
+    struct npy_array a;
+    CHECK(!npy_read(name, &a, err, sizeof err));
+    CHECK(strstr(err, "test_npy_esc\\n\\x1b[2J.") == err);
+    CHECK(strstr(err, "dtype is '<f4\\x1b]0;pwned\\x07'") != NULL);
+    CHECK(strchr(err, '\n') == NULL && strchr(err, '\x1b') == NULL && strchr(err, '\a') == NULL);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"round_trip_1d", round_trip_1d},
     {"round_trip_2d", round_trip_2d},
@@ -363,6 +380,7 @@ static const struct unit_case cases[] = {
     {"rejects_bad_shape", rejects_bad_shape},
     {"rejects_missing_file", rejects_missing_file},
     {"failed_write_leaves_no_file", failed_write_leaves_no_file},
+    {"errors_are_escaped", errors_are_escaped},
 };
 
 UNIT_MAIN(cases)
