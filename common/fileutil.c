@@ -1,6 +1,7 @@
-/* Output files: checked before any work, then written to a temporary file in the
- * same folder and renamed into place, so a reader never sees half a file. rename()
- * within one folder is atomic on POSIX file systems. */
+/* Files named on the command line. Inputs are opened only when they are regular
+ * files. Outputs are checked before any work, then written to a temporary file in
+ * the same folder and renamed into place, so a reader never sees half a file.
+ * rename() within one folder is atomic on POSIX file systems. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "fileutil.h"
@@ -8,6 +9,7 @@
 #include "escape.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +20,56 @@
 /* Longest folder name path_writable examines; longer paths are reported unwritable. */
 #define MAX_FOLDER_PATH 4096
 #define MESSAGE_SIZE 512
+
+/* What a file that is not a regular one is, in the user's words; NULL for a
+ * regular file. */
+static const char *special_kind(mode_t mode)
+{
+    if (S_ISREG(mode))
+        return NULL;
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "a special file";
+}
+
+FILE *open_input_file(const char *path, long long max_bytes, char *err, size_t err_size)
+{
+    /* O_NONBLOCK: opening a FIFO that has no writer returns at once instead of
+     * waiting forever; the fstat below then refuses it. Regular files ignore it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int saved = errno;
+        file_error(err, err_size, path, "cannot open: %s", strerror(saved));
+        errno = saved;
+        return NULL;
+    }
+    struct stat st;
+    const char *kind = NULL;
+    if (fstat(fd, &st) != 0)
+        file_error(err, err_size, path, "cannot read: %s", strerror(errno));
+    else if ((kind = special_kind(st.st_mode)) != NULL)
+        file_error(err, err_size, path, "is %s, not a regular file", kind);
+    else if (max_bytes > 0 && st.st_size > max_bytes)
+        file_error(err, err_size, path, "is %lld bytes: at most %lld are read",
+                   (long long)st.st_size, max_bytes);
+    else {
+        FILE *f = fdopen(fd, "rb");
+        if (f)
+            return f;
+        file_error(err, err_size, path, "cannot read: %s", strerror(errno));
+    }
+    close(fd);
+    errno = EINVAL;
+    return NULL;
+}
 
 static bool folder_writable(const char *path)
 {

@@ -16,6 +16,7 @@
 
 #include "conv_problem.h"
 #include "escape.h"
+#include "fileutil.h"
 
 #define NAMED_FILTERS "box, gaussian, sobel-x, sobel-y, laplacian, sharpen"
 #define FIXED_KSIZE 3
@@ -121,19 +122,28 @@ static int parse_row(char *line, const char *path, int line_no, float *row, char
 static bool read_filter_file(const char *path, int *ksize, float *taps, char *err,
                              size_t err_size)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    FILE *f = open_input_file(path, FILTER_FILE_MAX_BYTES, err, err_size);
+    if (!f && errno == ENOENT)
         return fail(err, err_size,
                     "'%s' is not a filter name (" NAMED_FILTERS ") nor a readable file: %s", path,
-                    strerror(errno));
+                    strerror(ENOENT));
+    if (!f)
+        return false;
     float file_taps[MAX_KSIZE * MAX_KSIZE];
     float row[MAX_KSIZE];
     int rows = 0, cols = 0, line_no = 0;
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, total = 0;
+    ssize_t len;
     bool ok = true;
-    while (ok && getline(&line, &cap, f) != -1) {
+    while (ok && (len = getline(&line, &cap, f)) != -1) {
         line_no++;
+        total += (size_t)len;
+        if (total > FILTER_FILE_MAX_BYTES) { /* /proc files report size 0, or it grew */
+            ok = fail(err, err_size, "%s: more than %d bytes: not a filter file", path,
+                      FILTER_FILE_MAX_BYTES);
+            break;
+        }
         int n = parse_row(line, path, line_no, row, err, err_size);
         if (n < 0) {
             ok = false;

@@ -6,6 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Largest filter file read: 31 rows of 31 numbers with comments take a few KiB;
+ * the cap keeps a wrong file (a picture, a data dump) from being read whole. */
+#define FILTER_FILE_MAX_BYTES (1024 * 1024)
+
 /* Fills taps (ksize*ksize, row-major) from a spec: "box", "gaussian", "sobel-x",
  * "sobel-y", "laplacian", "sharpen", or a path to a text file. Named filters take
  * their size from *ksize (sobel, laplacian and sharpen are 3x3 only); a file sets

@@ -117,9 +117,9 @@ static bool check_length(FILE *f, const char *path, size_t need, char *err, size
 bool image_read(const char *path, struct image *img, char *err, size_t err_size)
 {
     memset(img, 0, sizeof *img);
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_input_file(path, 0, err, err_size);
     if (!f)
-        return file_error(err, err_size, path, "cannot open: %s", strerror(errno));
+        return false;
     struct image head;
     if (!read_header(f, path, &head, err, err_size)) {
         fclose(f);

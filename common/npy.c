@@ -268,9 +268,9 @@ static bool read_header(FILE *f, const char *path, struct npy_header *h, long *d
 bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
 {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_input_file(path, 0, err, err_size);
     if (!f)
-        return file_error(err, err_size, path, "cannot open: %s", strerror(errno));
+        return false;
 
     struct npy_header h;
     long data_start = 0;

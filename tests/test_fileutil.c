@@ -2,6 +2,7 @@
  * working directory under names that carry the process id, and removed. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 
 static void temp_name(char *name, const char *stem)
 {
@@ -128,6 +130,42 @@ static void atomic_open_rejects_long_path(void)
     CHECK(atomic_open("a-name-longer-than-the-buffer.txt", tmp, sizeof tmp) == NULL);
 }
 
+/* Inputs come only from regular files: a FIFO with no writer is refused at once
+ * (alarm: a hang fails the test instead of blocking ctest), a folder or device is
+ * named as such, and a size cap holds. */
+static void input_must_be_a_regular_file(void)
+{
+    char fifo[NAME_SIZE], dir[NAME_SIZE], name[NAME_SIZE], err[NAME_SIZE * 2];
+    temp_name(fifo, "fifo");
+    temp_name(dir, "indir");
+    temp_name(name, "small");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    write_text(name, "0123456789");
+    alarm(HANG_SECONDS);
+    CHECK(open_input_file(fifo, 0, err, sizeof err) == NULL);
+    alarm(0);
+    CHECK(strstr(err, fifo) == err && strstr(err, "is a FIFO (named pipe), not a regular file"));
+    CHECK(open_input_file(dir, 0, err, sizeof err) == NULL && errno == EINVAL);
+    CHECK(strstr(err, "is a directory, not a regular file") != NULL);
+    CHECK(open_input_file("/dev/zero", 0, err, sizeof err) == NULL);
+    CHECK(strstr(err, "/dev/zero: is a device, not a regular file") == err);
+    CHECK(open_input_file(name, 5, err, sizeof err) == NULL);
+    CHECK(strstr(err, "is 10 bytes: at most 5 are read") != NULL);
+    CHECK(open_input_file("no-such-file-for-test_fileutil", 0, err, sizeof err) == NULL);
+    CHECK(errno == ENOENT && strstr(err, "cannot open: No such file or directory") != NULL);
+    FILE *f = open_input_file(name, 10, err, sizeof err);
+    CHECK(f != NULL);
+    if (f) {
+        char text[NAME_SIZE] = "";
+        CHECK(fgets(text, sizeof text, f) && strcmp(text, "0123456789") == 0);
+        fclose(f);
+    }
+    remove(fifo);
+    rmdir(dir);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"temp_path_writable", temp_path_writable},
     {"missing_folder_not_writable", missing_folder_not_writable},
@@ -136,6 +174,7 @@ static const struct unit_case cases[] = {
     {"atomic_commit_replaces_old_file", atomic_commit_replaces_old_file},
     {"atomic_commit_failure_removes_temp", atomic_commit_failure_removes_temp},
     {"atomic_open_rejects_long_path", atomic_open_rejects_long_path},
+    {"input_must_be_a_regular_file", input_must_be_a_regular_file},
 };
 
 UNIT_MAIN(cases)

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conv_problem.h"
@@ -13,6 +14,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define MAX_TAPS (MAX_KSIZE * MAX_KSIZE)
 #define SUM_TOL 1e-5
@@ -245,6 +247,32 @@ static void errors_are_escaped(void)
     remove(name);
 }
 
+/* Only a regular file of at most FILTER_FILE_MAX_BYTES is read: /dev/zero would
+ * otherwise be read until memory runs out, a FIFO would block (alarm: a hang
+ * fails the test). */
+static void file_must_be_regular_and_small(void)
+{
+    check_rejected("/dev/zero", 3, "/dev/zero: is a device, not a regular file");
+    char name[NAME_SIZE];
+    temp_name(name, "fifo");
+    CHECK(mkfifo(name, 0600) == 0);
+    alarm(HANG_SECONDS);
+    check_rejected(name, 3, "is a FIFO (named pipe), not a regular file");
+    alarm(0);
+    remove(name);
+    temp_name(name, "huge");
+    FILE *f = fopen(name, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("1\n", f);
+        for (int i = 0; i < FILTER_FILE_MAX_BYTES; i++)
+            fputc(' ', f);
+        fclose(f);
+    }
+    check_rejected(name, 3, "is 1048578 bytes: at most 1048576 are read");
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"box_sums_to_one", box_sums_to_one},
     {"gaussian_normalised_symmetric_rank1", gaussian_normalised_symmetric_rank1},
@@ -260,6 +288,7 @@ static const struct unit_case cases[] = {
     {"file_rejects_even_size", file_rejects_even_size},
     {"file_bad_number_names_line", file_bad_number_names_line},
     {"errors_are_escaped", errors_are_escaped},
+    {"file_must_be_regular_and_small", file_must_be_regular_and_small},
 };
 
 UNIT_MAIN(cases)

@@ -14,6 +14,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define SAMPLE_SIZE 512 /* both sample images are 512x512 */
 
@@ -290,6 +291,23 @@ static void errors_are_escaped(void)
     remove(name);
 }
 
+/* A folder given as an image is "a directory", not "bad magic"; a FIFO is refused
+ * at once (alarm: a hang fails the test). */
+static void rejects_folder_and_fifo(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "folder", ".pgm");
+    CHECK(mkdir(name, 0700) == 0);
+    check_rejected(name, "is a directory, not a regular file");
+    rmdir(name);
+    temp_name(name, "fifo", ".pgm");
+    CHECK(mkfifo(name, 0600) == 0);
+    alarm(HANG_SECONDS);
+    check_rejected(name, "is a FIFO (named pipe), not a regular file");
+    alarm(0);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"pgm_round_trip", pgm_round_trip},
     {"ppm_round_trip", ppm_round_trip},
@@ -304,6 +322,7 @@ static const struct unit_case cases[] = {
     {"rejects_extension_mismatch", rejects_extension_mismatch},
     {"reads_sample_images", reads_sample_images},
     {"errors_are_escaped", errors_are_escaped},
+    {"rejects_folder_and_fifo", rejects_folder_and_fifo},
 };
 
 UNIT_MAIN(cases)

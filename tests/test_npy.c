@@ -13,6 +13,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define ALIGN 64
 
@@ -362,6 +363,23 @@ static void errors_are_escaped(void)
     remove(name);
 }
 
+/* A FIFO is refused at once, not read forever (alarm: a hang fails the test); a
+ * folder is named as a folder. */
+static void rejects_fifo_and_folder(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "fifo");
+    CHECK(mkfifo(name, 0600) == 0);
+    alarm(HANG_SECONDS);
+    check_rejected(name, "is a FIFO (named pipe), not a regular file");
+    alarm(0);
+    remove(name);
+    temp_name(name, "folder");
+    CHECK(mkdir(name, 0700) == 0);
+    check_rejected(name, "is a directory, not a regular file");
+    rmdir(name);
+}
+
 static const struct unit_case cases[] = {
     {"round_trip_1d", round_trip_1d},
     {"round_trip_2d", round_trip_2d},
@@ -381,6 +399,7 @@ static const struct unit_case cases[] = {
     {"rejects_missing_file", rejects_missing_file},
     {"failed_write_leaves_no_file", failed_write_leaves_no_file},
     {"errors_are_escaped", errors_are_escaped},
+    {"rejects_fifo_and_folder", rejects_fifo_and_folder},
 };
 
 UNIT_MAIN(cases)
