@@ -6,20 +6,29 @@
 
 #include "fileutil.h"
 
-#include "escape.h"
-
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
 
-/* Longest folder name path_writable examines; longer paths are reported unwritable. */
+#include "escape.h"
+
+/* Longest folder name the output checks examine. */
 #define MAX_FOLDER_PATH 4096
 #define MESSAGE_SIZE 512
+/* What atomic_open adds to the output's name for its temporary file. */
+#define TEMP_SUFFIX ".tmp.XXXXXX"
+#define TEMP_SUFFIX_LEN (sizeof TEMP_SUFFIX - 1)
 
 /* What a file that is not a regular one is, in the user's words; NULL for a
  * regular file. */
@@ -71,41 +80,149 @@ FILE *open_input_file(const char *path, long long max_bytes, char *err, size_t e
     return NULL;
 }
 
-static bool folder_writable(const char *path)
+bool same_file(const char *a, const char *b)
 {
-    char folder[MAX_FOLDER_PATH];
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* One "<flag> <path>: <why>" line, escaped, into err; returns false. */
+static bool arg_error(char *err, size_t err_size, struct file_arg arg, const char *format, ...)
+{
+    char message[MESSAGE_SIZE], who[MAX_FOLDER_PATH + MESSAGE_SIZE];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    snprintf(who, sizeof who, "%s %s", arg.flag, arg.path);
+    return file_error(err, err_size, who, "%s", message);
+}
+
+#ifdef __linux__
+/* File systems whose files are the kernel's interface, not data: writing an
+ * output there fails late or does something else entirely. */
+static const struct {
+    uint32_t magic;
+    const char *name;
+} KERNEL_FILE_SYSTEMS[] = {
+    {PROC_SUPER_MAGIC, "proc"},      {SYSFS_MAGIC, "sysfs"},
+    {DEBUGFS_MAGIC, "debugfs"},      {TRACEFS_MAGIC, "tracefs"},
+    {SECURITYFS_MAGIC, "securityfs"}, {CGROUP_SUPER_MAGIC, "cgroup"},
+    {CGROUP2_SUPER_MAGIC, "cgroup2"}, {DEVPTS_SUPER_MAGIC, "devpts"},
+    {BPF_FS_MAGIC, "bpf"},           {PSTOREFS_MAGIC, "pstore"},
+    {EFIVARFS_MAGIC, "efivarfs"},    {BINFMTFS_MAGIC, "binfmt_misc"},
+    {SELINUX_MAGIC, "selinuxfs"},    {SMACK_MAGIC, "smackfs"},
+};
+
+/* The name of folder's file system when it is one of the kernel's; NULL otherwise. */
+static const char *kernel_file_system(const char *folder)
+{
+    struct statfs fs;
+    if (statfs(folder, &fs) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof KERNEL_FILE_SYSTEMS / sizeof KERNEL_FILE_SYSTEMS[0]; i++)
+        if ((uint32_t)fs.f_type == KERNEL_FILE_SYSTEMS[i].magic)
+            return KERNEL_FILE_SYSTEMS[i].name;
+    return NULL;
+}
+#else
+static const char *kernel_file_system(const char *folder)
+{
+    (void)folder;
+    return NULL;
+}
+#endif
+
+/* The folder part of path ("." for a bare name); false when it does not fit. */
+static bool folder_of(const char *path, char *folder, size_t size)
+{
     const char *slash = strrchr(path, '/');
-    if (!slash) {
-        strcpy(folder, ".");
-    } else if (slash == path) {
-        strcpy(folder, "/");
-    } else {
-        size_t len = (size_t)(slash - path);
-        if (len >= sizeof folder)
-            return false;
-        memcpy(folder, path, len);
-        folder[len] = '\0';
-    }
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (len >= size)
+        return false;
+    memcpy(folder, !slash ? "." : path, len);
+    folder[len] = '\0';
+    return true;
+}
+
+/* The checks of output_path_check; temp_len is what atomic_open adds to the name
+ * (0 for a file appended in place). */
+static bool check_output(struct file_arg out, const struct file_arg *inputs, size_t input_count,
+                         size_t temp_len, char *err, size_t err_size)
+{
+    const char *path = out.path;
+    size_t len = strlen(path);
+    if (len == 0)
+        return arg_error(err, err_size, out, "an empty name is not a file name");
+    if (path[len - 1] == '/')
+        return arg_error(err, err_size, out, "names a folder: give a file name");
+    if (len + temp_len >= FILENAME_MAX)
+        return arg_error(err, err_size, out, "the path is %zu bytes: at most %zu fit", len,
+                         (size_t)FILENAME_MAX - 1 - temp_len);
     struct stat st;
-    /* Search (X) permission is needed as well to create a file inside it. */
-    return stat(folder, &st) == 0 && S_ISDIR(st.st_mode) && access(folder, W_OK | X_OK) == 0;
+    if (lstat(path, &st) == 0) {
+        /* rename() would replace a symlink, FIFO or device node with a regular file. */
+        const char *kind = special_kind(st.st_mode);
+        if (kind)
+            return arg_error(err, err_size, out,
+                             "is %s: outputs go only to regular files or new paths", kind);
+        for (size_t i = 0; i < input_count; i++)
+            if (inputs[i].path && same_file(path, inputs[i].path))
+                return arg_error(err, err_size, out,
+                                 "is the same file as %s %s: writing would destroy that input",
+                                 inputs[i].flag, inputs[i].path);
+        if (access(path, W_OK) != 0)
+            return arg_error(err, err_size, out, "cannot be replaced: %s", strerror(errno));
+    } else if (errno != ENOENT) {
+        return arg_error(err, err_size, out, "cannot be used: %s", strerror(errno));
+    }
+
+    char folder[MAX_FOLDER_PATH];
+    if (!folder_of(path, folder, sizeof folder))
+        return arg_error(err, err_size, out, "the folder name is too long");
+    if (access(folder, F_OK) != 0)
+        return arg_error(err, err_size, out, "folder %s: %s", folder,
+                         errno == ENOENT ? "does not exist" : strerror(errno));
+    /* Search (X) permission is needed as well to create a file inside it; the
+     * temporary file is created there even when the output exists. */
+    if (access(folder, W_OK | X_OK) != 0)
+        return arg_error(err, err_size, out, "folder %s is not writable: %s", folder,
+                         strerror(errno));
+    const char *kernel_fs = kernel_file_system(folder);
+    if (kernel_fs)
+        return arg_error(err, err_size, out,
+                         "folder %s is on the kernel's %s file system, not one for data",
+                         folder, kernel_fs);
+    long name_max = pathconf(folder, _PC_NAME_MAX);
+    if (name_max < 0) /* no limit reported */
+        name_max = NAME_MAX;
+    const char *slash = strrchr(path, '/');
+    size_t name_len = strlen(slash ? slash + 1 : path);
+    if (name_len + temp_len > (size_t)name_max)
+        return arg_error(err, err_size, out,
+                         "the file name is %zu bytes: at most %ld fit, less %zu for the "
+                         "temporary name", name_len, name_max, temp_len);
+    return true;
+}
+
+bool output_path_check(struct file_arg out, const struct file_arg *inputs, size_t input_count,
+                       char *err, size_t err_size)
+{
+    return check_output(out, inputs, input_count, TEMP_SUFFIX_LEN, err, err_size);
+}
+
+bool append_path_check(struct file_arg out, const struct file_arg *inputs, size_t input_count,
+                       char *err, size_t err_size)
+{
+    return check_output(out, inputs, input_count, 0, err, err_size);
 }
 
 bool path_writable(const char *path)
 {
-    size_t len = strlen(path);
-    if (len == 0 || path[len - 1] == '/')
-        return false;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode) || access(path, W_OK) != 0)
-            return false;
-    } else if (errno != ENOENT) {
-        return false;
-    }
-    /* The temporary file of atomic_open is created in the folder, so the folder
-     * must be writable even when the file itself already exists. */
-    return folder_writable(path);
+    char err[MESSAGE_SIZE];
+    struct file_arg out = {"output", path};
+    return output_path_check(out, NULL, 0, err, sizeof err);
 }
 
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size)

@@ -1,8 +1,10 @@
-/* path_writable and the atomic temp-file-then-rename write. Files are created in the
- * working directory under names that carry the process id, and removed. */
+/* Input and output checks, the atomic temp-file-then-rename write and whole-row
+ * appends. Files are created in the working directory under names that carry the
+ * process id, and removed. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define ERR_SIZE 1024
 #define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 
 static void temp_name(char *name, const char *stem)
@@ -166,6 +169,103 @@ static void input_must_be_a_regular_file(void)
     remove(name);
 }
 
+/* output_path_check must refuse, naming the flag and path and saying `what`. */
+static void check_output_refused(const char *path, const struct file_arg *inputs, size_t count,
+                                 const char *what)
+{
+    char err[ERR_SIZE] = "", who[ERR_SIZE];
+    struct file_arg out = {"--output", path};
+    CHECK(!output_path_check(out, inputs, count, err, sizeof err));
+    snprintf(who, sizeof who, "--output %s: ", path);
+    CHECK(strstr(err, who) == err);
+    CHECK(strstr(err, what) != NULL);
+    CHECK(strchr(err, '\n') == NULL);
+    if (!strstr(err, what))
+        fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+}
+
+/* rename() would replace these with a regular file: a symlink (even to a regular
+ * file), a FIFO, a device, a folder. Nothing is touched. */
+static void output_refuses_special_files(void)
+{
+    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE];
+    temp_name(target, "target");
+    temp_name(link, "link");
+    temp_name(fifo, "outfifo");
+    temp_name(dir, "outdir");
+    write_text(target, "keep");
+    CHECK(symlink(target, link) == 0);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    check_output_refused(link, NULL, 0, "is a symbolic link: outputs go only to regular files");
+    check_output_refused(fifo, NULL, 0, "is a FIFO (named pipe)");
+    check_output_refused(dir, NULL, 0, "is a directory");
+    check_output_refused("/dev/null", NULL, 0, "is a device");
+    CHECK(!path_writable(link) && !path_writable(fifo) && !path_writable("/dev/null"));
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(file_holds(target, "keep"));
+    remove(link);
+    remove(target);
+    remove(fifo);
+    rmdir(dir);
+}
+
+/* The same file under another spelling, a hard link, or a symlink given as the
+ * input is still the input; a missing output or a missing input is not. */
+static void output_refuses_an_input(void)
+{
+    char input[NAME_SIZE], spelt[NAME_SIZE + 2], hard[NAME_SIZE], soft[NAME_SIZE],
+        fresh[NAME_SIZE], err[ERR_SIZE];
+    temp_name(input, "input");
+    snprintf(spelt, sizeof spelt, "./%s", input);
+    temp_name(hard, "hardlink");
+    temp_name(soft, "softlink");
+    temp_name(fresh, "fresh");
+    write_text(input, "precious");
+    CHECK(link(input, hard) == 0);
+    CHECK(symlink(input, soft) == 0);
+    struct file_arg inputs[] = {{"--bias", NULL}, {"--weights", "no-such-weights"},
+                                {"--input", input}};
+    size_t count = sizeof inputs / sizeof inputs[0];
+    char what[ERR_SIZE];
+    snprintf(what, sizeof what, "is the same file as --input %s: writing would destroy", input);
+    check_output_refused(input, inputs, count, what);
+    check_output_refused(spelt, inputs, count, what);
+    check_output_refused(hard, inputs, count, what);
+    inputs[2].path = soft; /* the input named through a symlink */
+    check_output_refused(input, inputs, count, "is the same file as --input");
+    CHECK(same_file(input, soft) && same_file(spelt, hard) && !same_file(input, fresh));
+    struct file_arg out = {"--output", fresh};
+    CHECK(output_path_check(out, inputs, count, err, sizeof err));
+    CHECK(file_holds(input, "precious"));
+    remove(input);
+    remove(hard);
+    remove(soft);
+}
+
+/* What fails only at the end of a run is checked up front: a name too long for the
+ * temporary suffix, a missing folder, a folder of the kernel's. */
+static void output_checks_name_and_folder(void)
+{
+    char name[NAME_MAX + 1], err[ERR_SIZE];
+    memset(name, 'n', NAME_MAX - 5);
+    name[NAME_MAX - 5] = '\0';
+    check_output_refused(name, NULL, 0, "the file name is 250 bytes: at most 255 fit, less 11");
+    struct file_arg csv = {"--csv", name};
+    CHECK(append_path_check(csv, NULL, 0, err, sizeof err)); /* appended in place: fits */
+    check_output_refused("no-such-folder-for-test_fileutil/out.npy", NULL, 0,
+                         "folder no-such-folder-for-test_fileutil: does not exist");
+    check_output_refused("", NULL, 0, "an empty name is not a file name");
+    check_output_refused("out/", NULL, 0, "names a folder");
+    /* Not writable for a user; for root, refused as the kernel's file system. */
+    struct file_arg proc = {"--output", "/proc/out.npy"};
+    CHECK(!output_path_check(proc, NULL, 0, err, sizeof err));
+    CHECK(strstr(err, "--output /proc/out.npy: folder /proc ") == err);
+    CHECK(strstr(err, "not writable") || strstr(err, "the kernel's proc file system"));
+    check_output_refused("/proc/self/comm", NULL, 0, "folder /proc/self ");
+}
+
 static const struct unit_case cases[] = {
     {"temp_path_writable", temp_path_writable},
     {"missing_folder_not_writable", missing_folder_not_writable},
@@ -175,6 +275,9 @@ static const struct unit_case cases[] = {
     {"atomic_commit_failure_removes_temp", atomic_commit_failure_removes_temp},
     {"atomic_open_rejects_long_path", atomic_open_rejects_long_path},
     {"input_must_be_a_regular_file", input_must_be_a_regular_file},
+    {"output_refuses_special_files", output_refuses_special_files},
+    {"output_refuses_an_input", output_refuses_an_input},
+    {"output_checks_name_and_folder", output_checks_name_and_folder},
 };
 
 UNIT_MAIN(cases)
