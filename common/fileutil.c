@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 /* What atomic_open adds to the output's name for its temporary file. */
 #define TEMP_SUFFIX ".tmp.XXXXXX"
 #define TEMP_SUFFIX_LEN (sizeof TEMP_SUFFIX - 1)
+#define NEW_FILE_MODE 0666
 
 /* What a file that is not a regular one is, in the user's words; NULL for a
  * regular file. */
@@ -225,28 +227,72 @@ bool path_writable(const char *path)
     return output_path_check(out, NULL, 0, err, sizeof err);
 }
 
+/* The permissions the output gets: those of the file it replaces, or what fopen()
+ * would give a new file (0666 less the umask), not mkstemp's private 0600. */
+static mode_t output_mode(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return st.st_mode & (S_IRWXU | S_IRWXG | S_IRWXO);
+    mode_t mask = umask(0); /* the only way to read it; set back at once */
+    umask(mask);
+    return NEW_FILE_MODE & ~mask;
+}
+
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size)
 {
-    int len = snprintf(tmp_path, tmp_size, "%s.tmp.%ld", path, (long)getpid());
+    int len = snprintf(tmp_path, tmp_size, "%s" TEMP_SUFFIX, path);
     if (len < 0 || (size_t)len >= tmp_size) {
         errno = ENAMETOOLONG;
         return NULL;
     }
-    return fopen(tmp_path, "wb");
+    /* mkstemp picks an unpredictable name and creates it with O_CREAT | O_EXCL,
+     * which never follows a symlink planted there nor opens an existing file. */
+    int fd = mkstemp(tmp_path);
+    if (fd < 0)
+        return NULL;
+    FILE *f = NULL;
+    if (fchmod(fd, output_mode(path)) == 0)
+        f = fdopen(fd, "wb");
+    if (!f) {
+        int saved = errno;
+        close(fd);
+        unlink(tmp_path);
+        errno = saved;
+    }
+    return f;
+}
+
+/* rename() replaces whatever is at path; only a regular file or nothing may be
+ * there. output_path_check said so before the run; the folder may have changed. */
+static bool still_replaceable(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT;
+    if (S_ISREG(st.st_mode))
+        return true;
+    errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+    return false;
 }
 
 bool atomic_commit(FILE *f, const char *tmp_path, const char *path)
 {
-    /* fclose flushes, so a full disk may show up only here. */
-    bool ok = !ferror(f);
-    if (fclose(f) != 0)
+    /* A full disk may show up only when the buffer is flushed; fsync puts the data
+     * on disk before the rename makes it the file, so a crash leaves old or new. */
+    bool ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+    int saved = errno;
+    if (fclose(f) != 0 && ok) {
         ok = false;
-    if (ok && rename(tmp_path, path) != 0)
+        saved = errno;
+    }
+    if (ok && (!still_replaceable(path) || rename(tmp_path, path) != 0)) {
         ok = false;
+        saved = errno;
+    }
     if (!ok) {
-        int saved = errno; /* the caller reports why the write failed, not the cleanup */
-        remove(tmp_path);
-        errno = saved;
+        unlink(tmp_path);
+        errno = saved; /* the caller reports why the write failed, not the cleanup */
     }
     return ok;
 }
@@ -255,7 +301,7 @@ void atomic_abort(FILE *f, const char *tmp_path)
 {
     if (f)
         fclose(f);
-    remove(tmp_path);
+    unlink(tmp_path);
 }
 
 bool file_error(char *err, size_t err_size, const char *path, const char *format, ...)

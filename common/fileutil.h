@@ -38,7 +38,9 @@ bool append_path_check(struct file_arg out, const struct file_arg *inputs, size_
 /* output_path_check with no inputs and no message. */
 bool path_writable(const char *path);
 
-/* Opens "<path>.tmp.<pid>" for writing; commit renames it onto path, abort deletes it. */
+/* Creates "<path>.tmp.XXXXXX" exclusively (O_EXCL, random suffix) in path's folder;
+ * commit syncs it to disk and renames it onto path, abort deletes it. Commit
+ * refuses, and deletes it, when path has become anything but a regular file. */
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size);
 bool atomic_commit(FILE *f, const char *tmp_path, const char *path);
 void atomic_abort(FILE *f, const char *tmp_path);

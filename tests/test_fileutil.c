@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fileutil.h"
+#include "temp_files.h"
 #include "unit.h"
 
 #define NAME_SIZE 256
@@ -266,6 +267,72 @@ static void output_checks_name_and_folder(void)
     check_output_refused("/proc/self/comm", NULL, 0, "folder /proc/self ");
 }
 
+/* The temporary name is random and created exclusively: a symlink planted at the
+ * name the old code used (<out>.tmp.<pid>) is neither followed nor replaced. */
+static void temp_file_is_exclusive_and_random(void)
+{
+    char name[NAME_SIZE], victim[NAME_SIZE], planted[NAME_SIZE + 32], tmp_a[NAME_SIZE + 32],
+        tmp_b[NAME_SIZE + 32];
+    temp_name(name, "exclusive");
+    temp_name(victim, "victim");
+    write_text(victim, "victim");
+    snprintf(planted, sizeof planted, "%s.tmp.%ld", name, (long)getpid());
+    CHECK(symlink(victim, planted) == 0);
+    FILE *a = atomic_open(name, tmp_a, sizeof tmp_a);
+    FILE *b = atomic_open(name, tmp_b, sizeof tmp_b);
+    CHECK(a != NULL && b != NULL);
+    CHECK(strcmp(tmp_a, tmp_b) != 0 && strcmp(tmp_a, planted) != 0);
+    if (a) {
+        fputs("new", a);
+        CHECK(atomic_commit(a, tmp_a, name));
+    }
+    atomic_abort(b, tmp_b);
+    CHECK(file_holds(name, "new") && file_holds(victim, "victim"));
+    struct stat st;
+    CHECK(lstat(planted, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(temp_files_left(name) == 1); /* the planted link only */
+    remove(planted);
+    remove(victim);
+    remove(name);
+}
+
+/* A FIFO that appears at the output during the run is not replaced by the rename. */
+static void commit_refuses_a_special_target(void)
+{
+    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
+    temp_name(name, "late_fifo");
+    FILE *f = atomic_open(name, tmp, sizeof tmp);
+    CHECK(f != NULL);
+    CHECK(mkfifo(name, 0600) == 0);
+    if (f) {
+        fputs("data", f);
+        CHECK(!atomic_commit(f, tmp, name));
+    }
+    struct stat st;
+    CHECK(lstat(name, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK(temp_files_left(name) == 0);
+    remove(name);
+}
+
+/* The output gets a new file's usual permissions, or keeps those of the file it
+ * replaces: not the temporary file's private 0600. */
+static void output_keeps_usual_permissions(void)
+{
+    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
+    temp_name(name, "mode");
+    mode_t old_mask = umask(022);
+    struct stat st;
+    FILE *f = atomic_open(name, tmp, sizeof tmp);
+    CHECK(f != NULL && atomic_commit(f, tmp, name));
+    CHECK(stat(name, &st) == 0 && (st.st_mode & 0777) == 0644);
+    CHECK(chmod(name, 0640) == 0);
+    f = atomic_open(name, tmp, sizeof tmp);
+    CHECK(f != NULL && atomic_commit(f, tmp, name));
+    CHECK(stat(name, &st) == 0 && (st.st_mode & 0777) == 0640);
+    umask(old_mask);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"temp_path_writable", temp_path_writable},
     {"missing_folder_not_writable", missing_folder_not_writable},
@@ -278,6 +345,9 @@ static const struct unit_case cases[] = {
     {"output_refuses_special_files", output_refuses_special_files},
     {"output_refuses_an_input", output_refuses_an_input},
     {"output_checks_name_and_folder", output_checks_name_and_folder},
+    {"temp_file_is_exclusive_and_random", temp_file_is_exclusive_and_random},
+    {"commit_refuses_a_special_target", commit_refuses_a_special_target},
+    {"output_keeps_usual_permissions", output_keeps_usual_permissions},
 };
 
 UNIT_MAIN(cases)

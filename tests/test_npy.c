@@ -3,19 +3,23 @@
  * Files are created in the working directory under names carrying the process id. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "npy.h"
+#include "temp_files.h"
 #include "unit.h"
 
 #define NAME_SIZE 256
 #define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define ALIGN 64
+#define FSIZE_LIMIT 4096 /* bytes a process may write to one file in the full-disk test */
 
 static void temp_name(char *name, const char *stem)
 {
@@ -331,12 +335,11 @@ static void failed_write_leaves_no_file(void)
 
     /* The rename onto a directory fails after the data is written: no temp file
      * may be left behind. */
-    char dir[NAME_SIZE], tmp[NAME_SIZE + 32];
+    char dir[NAME_SIZE];
     temp_name(dir, "dir");
     CHECK(mkdir(dir, 0700) == 0);
     CHECK(!npy_write(dir, data, 1, shape, err, sizeof err));
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
-    CHECK(!exists(tmp));
+    CHECK(temp_files_left(dir) == 0);
     rmdir(dir);
 
     char name[NAME_SIZE];
@@ -380,6 +383,57 @@ static void rejects_fifo_and_folder(void)
     rmdir(name);
 }
 
+/* A symlink planted where the old code put its temporary file (<out>.tmp.<pid>)
+ * must not redirect the write to the file it points at. */
+static void planted_symlink_is_not_followed(void)
+{
+    char name[NAME_SIZE], victim[NAME_SIZE], planted[NAME_SIZE + 32], err[ERR_SIZE];
+    temp_name(name, "out");
+    temp_name(victim, "victim");
+    float keep[2] = {7, 7}, data[4] = {1, 2, 3, 4};
+    size_t keep_shape[] = {2}, shape[] = {4};
+    CHECK(npy_write(victim, keep, 1, keep_shape, err, sizeof err));
+    snprintf(planted, sizeof planted, "%s.tmp.%ld", name, (long)getpid());
+    CHECK(symlink(victim, planted) == 0);
+    CHECK(npy_write(name, data, 1, shape, err, sizeof err));
+    struct npy_array a;
+    CHECK(npy_read(victim, &a, err, sizeof err) && a.count == 2 && a.data[0] == 7);
+    npy_free(&a);
+    CHECK(npy_read(name, &a, err, sizeof err) && a.count == 4 && a.data[3] == 4);
+    npy_free(&a);
+    remove(planted);
+    remove(victim);
+    remove(name);
+}
+
+/* A write that fails part-way (here the file size limit, as a full disk would)
+ * leaves the old file as it was and no temporary file. */
+static void failed_write_keeps_the_old_file(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    temp_name(name, "keep");
+    float old[2] = {5, 6};
+    size_t old_shape[] = {2}, shape[] = {FSIZE_LIMIT};
+    CHECK(npy_write(name, old, 1, old_shape, err, sizeof err));
+    float *big = calloc(FSIZE_LIMIT, sizeof(float));
+    struct rlimit saved, limit;
+    CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    limit = saved;
+    limit.rlim_cur = FSIZE_LIMIT;
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    CHECK(!npy_write(name, big, 1, shape, err, sizeof err));
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, handler);
+    CHECK(strstr(err, name) == err && strstr(err, "cannot write: File too large") != NULL);
+    struct npy_array a;
+    CHECK(npy_read(name, &a, err, sizeof err) && a.count == 2 && a.data[1] == 6);
+    npy_free(&a);
+    CHECK(temp_files_left(name) == 0);
+    free(big);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"round_trip_1d", round_trip_1d},
     {"round_trip_2d", round_trip_2d},
@@ -400,6 +454,8 @@ static const struct unit_case cases[] = {
     {"failed_write_leaves_no_file", failed_write_leaves_no_file},
     {"errors_are_escaped", errors_are_escaped},
     {"rejects_fifo_and_folder", rejects_fifo_and_folder},
+    {"planted_symlink_is_not_followed", planted_symlink_is_not_followed},
+    {"failed_write_keeps_the_old_file", failed_write_keeps_the_old_file},
 };
 
 UNIT_MAIN(cases)
