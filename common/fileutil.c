@@ -304,6 +304,76 @@ void atomic_abort(FILE *f, const char *tmp_path)
     unlink(tmp_path);
 }
 
+/* True when a non-empty file does not end in '\n': a row torn by an earlier crash,
+ * which the next row must not be glued onto. */
+static bool ends_torn(int fd, off_t size)
+{
+    char last;
+    return size > 0 && pread(fd, &last, 1, size - 1) == 1 && last != '\n';
+}
+
+bool append_line(const char *path, const char *header, const char *line, char *err,
+                 size_t err_size)
+{
+    /* O_NOFOLLOW and the fstat below: append only to a regular file. O_NONBLOCK: a
+     * FIFO fails or returns at once instead of blocking. O_RDWR: ends_torn reads. */
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  NEW_FILE_MODE);
+    struct stat st;
+    const char *kind = NULL;
+    if (fd < 0) {
+        int saved = errno;
+        if (lstat(path, &st) == 0 && (kind = special_kind(st.st_mode)) != NULL)
+            return file_error(err, err_size, path, "is %s, not a regular file", kind);
+        return file_error(err, err_size, path, "cannot open for appending: %s",
+                          strerror(saved));
+    }
+    /* Another run appending to the same file waits here, so each reads the size it
+     * appends to, and writes the header only into an empty file. Where locks are not
+     * supported (some network file systems) the row is appended unlocked. */
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    fcntl(fd, F_SETLKW, &lock);
+    if (fstat(fd, &st) != 0 || (kind = special_kind(st.st_mode)) != NULL) {
+        if (kind)
+            file_error(err, err_size, path, "is %s, not a regular file", kind);
+        else
+            file_error(err, err_size, path, "cannot append: %s", strerror(errno));
+        close(fd);
+        return false;
+    }
+
+    bool with_header = header && st.st_size == 0;
+    bool torn = ends_torn(fd, st.st_size);
+    size_t len = (torn ? 1 : 0) + (with_header ? strlen(header) + 1 : 0) + strlen(line) + 1;
+    char *text = malloc(len + 1);
+    if (!text) {
+        close(fd);
+        return file_error(err, err_size, path, "out of memory for a row");
+    }
+    snprintf(text, len + 1, "%s%s%s%s\n", torn ? "\n" : "", with_header ? header : "",
+             with_header ? "\n" : "", line);
+    /* The text goes out in one write; a short one (cut by a signal, or the disk is
+     * full) is continued, so a failure reports the real errno. fsync: a full disk
+     * may show up only there. On failure the file is cut back to where it ended. */
+    size_t done = 0;
+    ssize_t n = 0;
+    while (done < len && (n = write(fd, text + done, len - done)) > 0)
+        done += (size_t)n;
+    bool ok = done == len && fsync(fd) == 0;
+    int saved = n == 0 ? EIO : errno;
+    free(text);
+    if (!ok) {
+        bool restored = ftruncate(fd, st.st_size) == 0;
+        file_error(err, err_size, path, "cannot append a row: %s%s", strerror(saved),
+                   restored ? "" : " (and the partial row could not be removed)");
+    }
+    if (close(fd) != 0 && ok) {
+        ok = false;
+        file_error(err, err_size, path, "cannot append a row: %s", strerror(errno));
+    }
+    return ok;
+}
+
 bool file_error(char *err, size_t err_size, const char *path, const char *format, ...)
 {
     char message[MESSAGE_SIZE], line[MAX_FOLDER_PATH + MESSAGE_SIZE];

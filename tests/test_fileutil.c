@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -333,6 +335,84 @@ static void output_keeps_usual_permissions(void)
     remove(name);
 }
 
+static void append_writes_the_header_once(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "csv");
+    CHECK(append_line(name, "a,b", "1,2", err, sizeof err));
+    CHECK(append_line(name, "a,b", "3,4", err, sizeof err));
+    CHECK(file_holds(name, "a,b\n1,2\n3,4\n"));
+    write_text(name, ""); /* an empty file gets the header too */
+    CHECK(append_line(name, "a,b", "5,6", err, sizeof err));
+    CHECK(file_holds(name, "a,b\n5,6\n"));
+    remove(name);
+}
+
+/* A row cut off by a full disk (here the file size limit) is taken back whole:
+ * the file ends where it did, and the error is one line. */
+static void append_is_a_whole_row_or_nothing(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    temp_name(name, "full");
+    write_text(name, "a,b\n1,2\n");
+    struct rlimit saved, limit;
+    CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    limit = saved;
+    limit.rlim_cur = strlen("a,b\n1,2\n") + 3; /* room for part of the row only */
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    bool ok = append_line(name, "a,b", "333333,444444", err, sizeof err);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, handler);
+    CHECK(!ok);
+    CHECK(file_holds(name, "a,b\n1,2\n"));
+    CHECK(strstr(err, name) == err && strstr(err, "cannot append a row: File too large"));
+    CHECK(strchr(err, '\n') == NULL);
+    remove(name);
+}
+
+/* A last row left without its newline (a crash of an older version) is ended
+ * first, so the new row stays a row of its own. */
+static void append_ends_a_torn_row(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "torn");
+    write_text(name, "a,b\n1,");
+    CHECK(append_line(name, "a,b", "3,4", err, sizeof err));
+    CHECK(file_holds(name, "a,b\n1,\n3,4\n"));
+    remove(name);
+}
+
+/* Only a regular file is appended to: a symlink, a FIFO with no reader (at once,
+ * not blocking), a folder or a device is refused and left alone. */
+static void append_refuses_special_files(void)
+{
+    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE], err[ERR_SIZE];
+    temp_name(target, "csv_target");
+    temp_name(link, "csv_link");
+    temp_name(fifo, "csv_fifo");
+    temp_name(dir, "csv_dir");
+    write_text(target, "keep\n");
+    CHECK(symlink(target, link) == 0);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    CHECK(!append_line(link, "h", "row", err, sizeof err));
+    CHECK(strstr(err, "is a symbolic link, not a regular file") != NULL);
+    alarm(HANG_SECONDS);
+    CHECK(!append_line(fifo, "h", "row", err, sizeof err));
+    alarm(0);
+    CHECK(strstr(err, "is a FIFO (named pipe), not a regular file") != NULL);
+    CHECK(!append_line(dir, "h", "row", err, sizeof err));
+    CHECK(strstr(err, "is a directory, not a regular file") != NULL);
+    CHECK(!append_line("/dev/null", "h", "row", err, sizeof err));
+    CHECK(strstr(err, "/dev/null: is a device, not a regular file") == err);
+    CHECK(file_holds(target, "keep\n"));
+    remove(link);
+    remove(target);
+    remove(fifo);
+    rmdir(dir);
+}
+
 static const struct unit_case cases[] = {
     {"temp_path_writable", temp_path_writable},
     {"missing_folder_not_writable", missing_folder_not_writable},
@@ -348,6 +428,10 @@ static const struct unit_case cases[] = {
     {"temp_file_is_exclusive_and_random", temp_file_is_exclusive_and_random},
     {"commit_refuses_a_special_target", commit_refuses_a_special_target},
     {"output_keeps_usual_permissions", output_keeps_usual_permissions},
+    {"append_writes_the_header_once", append_writes_the_header_once},
+    {"append_is_a_whole_row_or_nothing", append_is_a_whole_row_or_nothing},
+    {"append_ends_a_torn_row", append_ends_a_torn_row},
+    {"append_refuses_special_files", append_refuses_special_files},
 };
 
 UNIT_MAIN(cases)
