@@ -3,6 +3,7 @@
  * Files are created in the working directory under names carrying the process id. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,13 +33,14 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Writes a .npy file by hand: any version, any header dict, any data bytes. */
-static void write_raw(const char *path, int major, const char *dict, const void *data,
-                      size_t data_bytes)
+/* Writes a .npy file by hand: any version, any header dict (dict_len bytes, NULs
+ * included), any data bytes. */
+static void write_raw_dict(const char *path, int major, const char *dict, size_t dict_len,
+                           const void *data, size_t data_bytes)
 {
     size_t prefix = major == 1 ? 10 : 12;
-    size_t unpadded = prefix + strlen(dict) + 1;
-    size_t header_len = strlen(dict) + (ALIGN - unpadded % ALIGN) % ALIGN + 1;
+    size_t unpadded = prefix + dict_len + 1;
+    size_t header_len = dict_len + (ALIGN - unpadded % ALIGN) % ALIGN + 1;
     FILE *f = fopen(path, "wb");
     CHECK(f != NULL);
     if (!f)
@@ -48,12 +50,18 @@ static void write_raw(const char *path, int major, const char *dict, const void 
     fputc(0, f);
     for (size_t i = 0; i < prefix - 8; i++)
         fputc((int)(header_len >> (8 * i) & 0xff), f);
-    fputs(dict, f);
-    for (size_t i = strlen(dict) + 1; i < header_len; i++)
+    fwrite(dict, 1, dict_len, f);
+    for (size_t i = dict_len + 1; i < header_len; i++)
         fputc(' ', f);
     fputc('\n', f);
     fwrite(data, 1, data_bytes, f);
     fclose(f);
+}
+
+static void write_raw(const char *path, int major, const char *dict, const void *data,
+                      size_t data_bytes)
+{
+    write_raw_dict(path, major, dict, strlen(dict), data, data_bytes);
 }
 
 /* npy_read must fail, name the file, say `what`, and leave no data behind. */
@@ -434,6 +442,43 @@ static void failed_write_keeps_the_old_file(void)
     remove(name);
 }
 
+/* '<f4\0>f8' must not be read as '<f4': NumPy refuses a NUL in the header. */
+static void rejects_nul_in_header(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "nul");
+    static const char dict[] = "{'descr': '<f4\0>f8', 'fortran_order': False, 'shape': (2,), }";
+    float data[2] = {0};
+    write_raw_dict(name, 1, dict, sizeof dict - 1, data, sizeof data);
+    check_rejected(name, "header holds a NUL byte at offset 24");
+    remove(name);
+}
+
+/* NaN or infinity in an input is bad input: the error names the first such element
+ * by its index tuple and flat index. */
+static void rejects_nan_and_inf(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "nan");
+    float data[24] = {0};
+    size_t shape[] = {2, 3, 4};
+    data[5] = NAN;
+    data[7] = INFINITY;
+    CHECK(npy_write(name, data, 3, shape, err, sizeof err));
+    check_rejected(name, "element (0, 1, 1) (flat index 5) is NaN: inputs must be finite numbers");
+    data[5] = 0;
+    data[23] = -INFINITY;
+    CHECK(npy_write(name, data, 3, shape, err, sizeof err));
+    check_rejected(name, "element (0, 1, 3) (flat index 7) is infinite");
+    data[7] = 0;
+    CHECK(npy_write(name, data, 3, shape, err, sizeof err));
+    check_rejected(name, "element (1, 2, 3) (flat index 23) is infinite");
+    size_t flat[] = {24};
+    CHECK(npy_write(name, data, 1, flat, err, sizeof err));
+    check_rejected(name, "element (23,) (flat index 23)");
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"round_trip_1d", round_trip_1d},
     {"round_trip_2d", round_trip_2d},
@@ -456,6 +501,8 @@ static const struct unit_case cases[] = {
     {"rejects_fifo_and_folder", rejects_fifo_and_folder},
     {"planted_symlink_is_not_followed", planted_symlink_is_not_followed},
     {"failed_write_keeps_the_old_file", failed_write_keeps_the_old_file},
+    {"rejects_nul_in_header", rejects_nul_in_header},
+    {"rejects_nan_and_inf", rejects_nan_and_inf},
 };
 
 UNIT_MAIN(cases)
