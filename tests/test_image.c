@@ -190,8 +190,8 @@ static void rejects_maxval_65535(void)
     check_rejected(name, "maxval is 65535");
     write_image(name, "P5\n2 2\n0\n", 4);
     check_rejected(name, "maxval is 0");
-    write_image(name, "P5\n2 2\n255#no space\n", 4);
-    check_rejected(name, "one whitespace byte");
+    write_image(name, "P5\n2 2\n255x\n", 4);
+    check_rejected(name, "maxval is not a number");
     remove(name);
 }
 
@@ -308,6 +308,33 @@ static void rejects_folder_and_fifo(void)
     remove(name);
 }
 
+/* A comment right after maxval's digits is legal Netpbm: the end of its line is
+ * the one whitespace byte before the pixels, which may themselves be '#' or '\n'. */
+static void comment_right_after_maxval(void)
+{
+    static const char *const headers[] = {"P5\n3 2\n255#c\n", "P5 3 2 255# made by hand\r",
+                                          "P5\n3 2\n255#\n"};
+    const unsigned char pixels[6] = {'#', '\n', 32, 9, 200, 0};
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "maxval_comment", ".pgm");
+    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
+        unsigned char file[64];
+        size_t len = strlen(headers[h]);
+        memcpy(file, headers[h], len);
+        memcpy(file + len, pixels, sizeof pixels);
+        write_bytes(name, file, len + sizeof pixels);
+        struct image img;
+        CHECK(image_read(name, &img, err, sizeof err));
+        CHECK(img.width == 3 && img.height == 2);
+        for (int i = 0; i < 6 && img.data; i++)
+            CHECK(img.data[i] == pixels[i]);
+        image_free(&img);
+    }
+    write_image(name, "P5\n3 2\n255#c", 0);
+    check_rejected(name, "no pixel data");
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"pgm_round_trip", pgm_round_trip},
     {"ppm_round_trip", ppm_round_trip},
@@ -323,6 +350,7 @@ static const struct unit_case cases[] = {
     {"reads_sample_images", reads_sample_images},
     {"errors_are_escaped", errors_are_escaped},
     {"rejects_folder_and_fifo", rejects_folder_and_fifo},
+    {"comment_right_after_maxval", comment_right_after_maxval},
 };
 
 UNIT_MAIN(cases)
