@@ -180,23 +180,41 @@ static bool read_filter_file(const char *path, int *ksize, float *taps, char *er
     return true;
 }
 
+static const struct fixed_filter *find_fixed_filter(const char *spec)
+{
+    for (size_t i = 0; i < sizeof FIXED_FILTERS / sizeof FIXED_FILTERS[0]; i++)
+        if (strcmp(spec, FIXED_FILTERS[i].name) == 0)
+            return &FIXED_FILTERS[i];
+    return NULL;
+}
+
+static bool is_sized_filter(const char *spec)
+{
+    return strcmp(spec, "box") == 0 || strcmp(spec, "gaussian") == 0;
+}
+
+bool filter_spec_is_file(const char *spec)
+{
+    return !find_fixed_filter(spec) && !is_sized_filter(spec);
+}
+
 bool filter_from_spec(const char *spec, int *ksize, float *taps, char *err, size_t err_size)
 {
-    for (size_t i = 0; i < sizeof FIXED_FILTERS / sizeof FIXED_FILTERS[0]; i++) {
-        if (strcmp(spec, FIXED_FILTERS[i].name) != 0)
-            continue;
+    const struct fixed_filter *fixed = find_fixed_filter(spec);
+    if (fixed) {
+        /* The size comes from --ksize or from a preset: say what clashes, and leave
+         * which flag to change to the caller, who knows. */
         if (*ksize != FIXED_KSIZE)
-            return fail(err, err_size, "'%s' is %dx%d: use --ksize %d", spec, FIXED_KSIZE,
-                        FIXED_KSIZE, FIXED_KSIZE);
-        memcpy(taps, FIXED_FILTERS[i].taps, sizeof FIXED_FILTERS[i].taps);
+            return fail(err, err_size, "'%s' is %dx%d only, but the problem's filter is %dx%d",
+                        spec, FIXED_KSIZE, FIXED_KSIZE, *ksize, *ksize);
+        memcpy(taps, fixed->taps, sizeof fixed->taps);
         return true;
     }
-    bool box = strcmp(spec, "box") == 0;
-    if (box || strcmp(spec, "gaussian") == 0) {
+    if (is_sized_filter(spec)) {
         if (!ksize_valid(*ksize))
             return fail(err, err_size, "--ksize %d: '%s' needs an odd size from 1 to %d", *ksize,
                         spec, MAX_KSIZE);
-        if (box)
+        if (strcmp(spec, "box") == 0)
             box_taps(*ksize, taps);
         else
             gaussian_taps(*ksize, taps);

@@ -17,6 +17,9 @@
  * once it is read. Returns false with one line in err; taps and *ksize are then
  * unchanged. */
 bool filter_from_spec(const char *spec, int *ksize, float *taps, char *err, size_t err_size);
+/* True when spec is read as a file (it is none of the names above): the file an
+ * output must not overwrite. */
+bool filter_spec_is_file(const char *spec);
 /* The names above, comma separated, for --help. */
 const char *filter_names(void);
 

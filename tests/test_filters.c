@@ -151,9 +151,10 @@ static void rejects_even_ksize(void)
 
 static void sobel_needs_ksize_3(void)
 {
-    check_rejected("sobel-x", 5, "'sobel-x' is 3x3: use --ksize 3");
-    check_rejected("laplacian", 1, "'laplacian' is 3x3: use --ksize 3");
-    check_rejected("sharpen", 4, "'sharpen' is 3x3: use --ksize 3");
+    /* No flag advised: the size may come from a preset, which --ksize cannot change. */
+    check_rejected("sobel-x", 5, "'sobel-x' is 3x3 only, but the problem's filter is 5x5");
+    check_rejected("laplacian", 1, "'laplacian' is 3x3 only, but the problem's filter is 1x1");
+    check_rejected("sharpen", 4, "'sharpen' is 3x3 only");
 }
 
 static void unknown_name_is_a_missing_file(void)
@@ -273,6 +274,14 @@ static void file_must_be_regular_and_small(void)
     remove(name);
 }
 
+/* Names are filters, anything else is a file (which an output must not overwrite). */
+static void names_are_not_files(void)
+{
+    CHECK(!filter_spec_is_file("box") && !filter_spec_is_file("gaussian"));
+    CHECK(!filter_spec_is_file("sobel-x") && !filter_spec_is_file("sharpen"));
+    CHECK(filter_spec_is_file("emboss3.txt") && filter_spec_is_file("Box"));
+}
+
 static const struct unit_case cases[] = {
     {"box_sums_to_one", box_sums_to_one},
     {"gaussian_normalised_symmetric_rank1", gaussian_normalised_symmetric_rank1},
@@ -289,6 +298,7 @@ static const struct unit_case cases[] = {
     {"file_bad_number_names_line", file_bad_number_names_line},
     {"errors_are_escaped", errors_are_escaped},
     {"file_must_be_regular_and_small", file_must_be_regular_and_small},
+    {"names_are_not_files", names_are_not_files},
 };
 
 UNIT_MAIN(cases)
