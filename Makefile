@@ -6,12 +6,15 @@ JOBS ?= $(shell nproc)
 ARCH ?= $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '.')
 LESSON ?= 05
 SIZE_ARGS ?= --size 37x41 --ksize 5 --batch 2 --reps 1 --warmup 0 --no-cudnn
+# `make fuzz`: seconds per fuzz target (tests/fuzz/run.sh) and where it builds them.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
 
 CMAKE_ARGS := $(if $(ARCH),-DCMAKE_CUDA_ARCHITECTURES=$(ARCH))
 PYTHON = $(shell scripts/python-env.sh)
 LESSON_BIN = $(firstword $(wildcard $(BUILD)/bin/$(LESSON)_*))
 
-.PHONY: all build test bench plots gpu-check profile sanitize clean
+.PHONY: all build test bench plots gpu-check profile sanitize clean fuzz
 
 all: build
 
@@ -39,6 +42,11 @@ sanitize: build
 	compute-sanitizer --tool memcheck $(LESSON_BIN) $(SIZE_ARGS)
 	compute-sanitizer --tool racecheck $(LESSON_BIN) $(SIZE_ARGS)
 	compute-sanitizer --tool synccheck $(LESSON_BIN) $(SIZE_ARGS)
+
+# Each parser's libFuzzer target for FUZZ_SECONDS; a machine without clang's
+# libFuzzer skips it with a message (exit 77 of the script) instead of failing.
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BUILD) || [ $$? -eq 77 ]
 
 clean:
 	rm -rf $(BUILD)
