@@ -1,7 +1,8 @@
 /* Files named on the command line. Inputs are opened only when they are regular
  * files. Outputs are checked before any work, then written to a temporary file in
- * the same folder and renamed into place, so a reader never sees half a file.
- * rename() within one folder is atomic on POSIX file systems. */
+ * the same folder and renamed into place, so a reader never sees half a file:
+ * rename() within one folder is atomic on POSIX file systems. A CSV grows by whole
+ * rows. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "fileutil.h"
@@ -30,6 +31,7 @@
 /* What atomic_open adds to the output's name for its temporary file. */
 #define TEMP_SUFFIX ".tmp.XXXXXX"
 #define TEMP_SUFFIX_LEN (sizeof TEMP_SUFFIX - 1)
+/* A new file's permissions before the umask, as fopen() creates it. */
 #define NEW_FILE_MODE 0666
 
 /* What a file that is not a regular one is, in the user's words; NULL for a
@@ -64,6 +66,7 @@ FILE *open_input_file(const char *path, long long max_bytes, char *err, size_t e
     }
     struct stat st;
     const char *kind = NULL;
+    FILE *f = NULL;
     if (fstat(fd, &st) != 0)
         file_error(err, err_size, path, "cannot read: %s", strerror(errno));
     else if ((kind = special_kind(st.st_mode)) != NULL)
@@ -71,12 +74,10 @@ FILE *open_input_file(const char *path, long long max_bytes, char *err, size_t e
     else if (max_bytes > 0 && st.st_size > max_bytes)
         file_error(err, err_size, path, "is %lld bytes: at most %lld are read",
                    (long long)st.st_size, max_bytes);
-    else {
-        FILE *f = fdopen(fd, "rb");
-        if (f)
-            return f;
+    else if ((f = fdopen(fd, "rb")) == NULL)
         file_error(err, err_size, path, "cannot read: %s", strerror(errno));
-    }
+    if (f)
+        return f;
     close(fd);
     errno = EINVAL;
     return NULL;
@@ -140,10 +141,16 @@ static const char *kernel_file_system(const char *folder)
 static bool folder_of(const char *path, char *folder, size_t size)
 {
     const char *slash = strrchr(path, '/');
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (!slash) {
+        path = ".";
+        slash = path + 1;
+    } else if (slash == path) { /* "/name": the root folder */
+        slash++;
+    }
+    size_t len = (size_t)(slash - path);
     if (len >= size)
         return false;
-    memcpy(folder, !slash ? "." : path, len);
+    memcpy(folder, path, len);
     folder[len] = '\0';
     return true;
 }
@@ -201,6 +208,7 @@ static bool check_output(struct file_arg out, const struct file_arg *inputs, siz
         name_max = NAME_MAX;
     const char *slash = strrchr(path, '/');
     size_t name_len = strlen(slash ? slash + 1 : path);
+    /* A name too long by itself failed lstat() above (ENAMETOOLONG). */
     if (name_len + temp_len > (size_t)name_max)
         return arg_error(err, err_size, out,
                          "the file name is %zu bytes: at most %ld fit, less %zu for the "
