@@ -352,14 +352,17 @@ bool append_line(const char *path, const char *header, const char *line, char *e
 
     bool with_header = header && st.st_size == 0;
     bool torn = ends_torn(fd, st.st_size);
-    size_t len = (torn ? 1 : 0) + (with_header ? strlen(header) + 1 : 0) + strlen(line) + 1;
+    size_t line_len = strlen(line);
+    bool ended = line_len > 0 && line[line_len - 1] == '\n';
+    size_t len = (torn ? 1 : 0) + (with_header ? strlen(header) + 1 : 0) + line_len +
+                 (ended ? 0 : 1);
     char *text = malloc(len + 1);
     if (!text) {
         close(fd);
         return file_error(err, err_size, path, "out of memory for a row");
     }
-    snprintf(text, len + 1, "%s%s%s%s\n", torn ? "\n" : "", with_header ? header : "",
-             with_header ? "\n" : "", line);
+    snprintf(text, len + 1, "%s%s%s%s%s", torn ? "\n" : "", with_header ? header : "",
+             with_header ? "\n" : "", line, ended ? "" : "\n");
     /* The text goes out in one write; a short one (cut by a signal, or the disk is
      * full) is continued, so a failure reports the real errno. fsync: a full disk
      * may show up only there. On failure the file is cut back to where it ended. */
