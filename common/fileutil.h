@@ -44,6 +44,7 @@ bool path_writable(const char *path);
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size);
 bool atomic_commit(FILE *f, const char *tmp_path, const char *path);
 void atomic_abort(FILE *f, const char *tmp_path);
+
 /* Appends line and a '\n' (unless it ends in one) to the regular file path,
  * preceded by header and a '\n' when the file is new or empty, in one write that is
  * synced to disk; a partial write is cut off again, so the file gains the whole row
@@ -51,6 +52,7 @@ void atomic_abort(FILE *f, const char *tmp_path);
  * false with "<path>: <why>" in err. */
 bool append_line(const char *path, const char *header, const char *line, char *err,
                  size_t err_size);
+
 /* Writes "<path>: <message>", escaped (escape.h), into err and returns false, for
  * readers' one-line errors. */
 bool file_error(char *err, size_t err_size, const char *path, const char *format, ...);

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh SECONDS OUT_DIR [TARGET...]
 # Builds the libFuzzer targets (npy, image, filter; all by default) with clang,
-# AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS from
-# its committed seeds (tests/fuzz/corpus/TARGET and the test data; inputs it finds
-# go to OUT_DIR/corpus_TARGET, so the seeds stay as committed). Exit 77 (ctest: Skipped)
+# AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS from its
+# committed seeds (tests/fuzz/corpus/TARGET and the test data; inputs it finds go to
+# OUT_DIR/corpus_TARGET, so the seeds stay as committed). Exit 77 (ctest: Skipped)
 # when no compiler here supports -fsanitize=fuzzer, 1 when a target crashes (the
-# input is kept as OUT_DIR/TARGET-crash-*), 0 otherwise. Outside the CMake build,
-# so the project itself never needs clang. FUZZ_CC picks the compiler.
+# input is kept as OUT_DIR/TARGET-crash-*), 0 otherwise. Outside the CMake build, so
+# the project itself never needs clang. FUZZ_CC picks the compiler.
 set -euo pipefail
 seconds=$1 out=$2
 shift 2
