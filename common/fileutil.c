@@ -109,13 +109,20 @@ static const struct {
     uint32_t magic;
     const char *name;
 } KERNEL_FILE_SYSTEMS[] = {
-    {PROC_SUPER_MAGIC, "proc"},      {SYSFS_MAGIC, "sysfs"},
-    {DEBUGFS_MAGIC, "debugfs"},      {TRACEFS_MAGIC, "tracefs"},
-    {SECURITYFS_MAGIC, "securityfs"}, {CGROUP_SUPER_MAGIC, "cgroup"},
-    {CGROUP2_SUPER_MAGIC, "cgroup2"}, {DEVPTS_SUPER_MAGIC, "devpts"},
-    {BPF_FS_MAGIC, "bpf"},           {PSTOREFS_MAGIC, "pstore"},
-    {EFIVARFS_MAGIC, "efivarfs"},    {BINFMTFS_MAGIC, "binfmt_misc"},
-    {SELINUX_MAGIC, "selinuxfs"},    {SMACK_MAGIC, "smackfs"},
+    {PROC_SUPER_MAGIC, "proc"},
+    {SYSFS_MAGIC, "sysfs"},
+    {DEBUGFS_MAGIC, "debugfs"},
+    {TRACEFS_MAGIC, "tracefs"},
+    {SECURITYFS_MAGIC, "securityfs"},
+    {CGROUP_SUPER_MAGIC, "cgroup"},
+    {CGROUP2_SUPER_MAGIC, "cgroup2"},
+    {DEVPTS_SUPER_MAGIC, "devpts"},
+    {BPF_FS_MAGIC, "bpf"},
+    {PSTOREFS_MAGIC, "pstore"},
+    {EFIVARFS_MAGIC, "efivarfs"},
+    {BINFMTFS_MAGIC, "binfmt_misc"},
+    {SELINUX_MAGIC, "selinuxfs"},
+    {SMACK_MAGIC, "smackfs"},
 };
 
 /* The name of folder's file system when it is one of the kernel's; NULL otherwise. */
@@ -201,8 +208,8 @@ static bool check_output(struct file_arg out, const struct file_arg *inputs, siz
     const char *kernel_fs = kernel_file_system(folder);
     if (kernel_fs)
         return arg_error(err, err_size, out,
-                         "folder %s is on the kernel's %s file system, not one for data",
-                         folder, kernel_fs);
+                         "folder %s is on the kernel's %s file system, not one for data", folder,
+                         kernel_fs);
     long name_max = pathconf(folder, _PC_NAME_MAX);
     if (name_max < 0) /* no limit reported */
         name_max = NAME_MAX;
@@ -212,7 +219,8 @@ static bool check_output(struct file_arg out, const struct file_arg *inputs, siz
     if (name_len + temp_len > (size_t)name_max)
         return arg_error(err, err_size, out,
                          "the file name is %zu bytes: at most %ld fit, less %zu for the "
-                         "temporary name", name_len, name_max, temp_len);
+                         "temporary name",
+                         name_len, name_max, temp_len);
     return true;
 }
 
@@ -320,8 +328,7 @@ static bool ends_torn(int fd, off_t size)
     return size > 0 && pread(fd, &last, 1, size - 1) == 1 && last != '\n';
 }
 
-bool append_line(const char *path, const char *header, const char *line, char *err,
-                 size_t err_size)
+bool append_line(const char *path, const char *header, const char *line, char *err, size_t err_size)
 {
     /* O_NOFOLLOW and the fstat below: append only to a regular file. O_NONBLOCK: a
      * FIFO fails or returns at once instead of blocking. O_RDWR: ends_torn reads. */
@@ -333,8 +340,7 @@ bool append_line(const char *path, const char *header, const char *line, char *e
         int saved = errno;
         if (lstat(path, &st) == 0 && (kind = special_kind(st.st_mode)) != NULL)
             return file_error(err, err_size, path, "is %s, not a regular file", kind);
-        return file_error(err, err_size, path, "cannot open for appending: %s",
-                          strerror(saved));
+        return file_error(err, err_size, path, "cannot open for appending: %s", strerror(saved));
     }
     /* Another run appending to the same file waits here, so each reads the size it
      * appends to, and writes the header only into an empty file. Where locks are not
@@ -354,8 +360,8 @@ bool append_line(const char *path, const char *header, const char *line, char *e
     bool torn = ends_torn(fd, st.st_size);
     size_t line_len = strlen(line);
     bool ended = line_len > 0 && line[line_len - 1] == '\n';
-    size_t len = (torn ? 1 : 0) + (with_header ? strlen(header) + 1 : 0) + line_len +
-                 (ended ? 0 : 1);
+    size_t len =
+        (torn ? 1 : 0) + (with_header ? strlen(header) + 1 : 0) + line_len + (ended ? 0 : 1);
     char *text = malloc(len + 1);
     if (!text) {
         close(fd);
