@@ -6,12 +6,17 @@ JOBS ?= $(shell nproc)
 ARCH ?=
 LESSON ?= 05
 SIZE_ARGS ?= --size 37x41 --ksize 5 --batch 2 --reps 1 --warmup 0 --no-cudnn
+# `make fuzz`: seconds per fuzz target (tests/fuzz/run.sh) and where it builds them.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+ASAN_BUILD ?= build-asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 CMAKE_ARGS := $(if $(ARCH),-DCMAKE_CUDA_ARCHITECTURES=$(ARCH))
 PYTHON = $(shell scripts/python-env.sh)
 LESSON_BIN = $(firstword $(wildcard $(BUILD)/bin/$(LESSON)_*))
 
-.PHONY: all build test bench plots gpu-check profile sanitize clean
+.PHONY: all build test bench plots gpu-check profile sanitize clean fuzz asan
 
 all: build
 
@@ -39,6 +44,23 @@ sanitize: build
 	compute-sanitizer --tool memcheck $(LESSON_BIN) $(SIZE_ARGS)
 	compute-sanitizer --tool racecheck $(LESSON_BIN) $(SIZE_ARGS)
 	compute-sanitizer --tool synccheck $(LESSON_BIN) $(SIZE_ARGS)
+
+# Each parser's libFuzzer target for FUZZ_SECONDS; a machine without clang's
+# libFuzzer skips it with a message (exit 77 of the script) instead of failing.
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BUILD) || [ $$? -eq 77 ]
+
+# The cpu-labelled tests (unit tests, lesson 01, every lesson's flag and file checks,
+# so every lesson is built: about 3 minutes on 2 cores) with AddressSanitizer and
+# UndefinedBehaviorSanitizer in the host C code; nvcc builds the kernels as usual.
+# protect_shadow_gap=0: the CUDA driver maps memory where ASan would otherwise
+# reserve its shadow gap.
+asan:
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_ARGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCONV_NATIVE_CPU=OFF -DCMAKE_C_FLAGS="$(ASAN_FLAGS)" \
+	    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=protect_shadow_gap=0 ctest --test-dir $(ASAN_BUILD) -L cpu --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD)

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "conv_problem.h"
+#include "escape.h"
+#include "fileutil.h"
 
 #define NAMED_FILTERS "box, gaussian, sobel-x, sobel-y, laplacian, sharpen"
 #define FIXED_KSIZE 3
@@ -43,11 +45,12 @@ const char *filter_names(void)
     return NAMED_FILTERS ", or a text file";
 }
 
+/* Errors quote the spec and the file's text: escaped, so they stay one line. */
 static bool fail(char *err, size_t err_size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
+    escape_vformat(err, err_size, fmt, ap);
     va_end(ap);
     return false;
 }
@@ -119,19 +122,28 @@ static int parse_row(char *line, const char *path, int line_no, float *row, char
 static bool read_filter_file(const char *path, int *ksize, float *taps, char *err,
                              size_t err_size)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    FILE *f = open_input_file(path, FILTER_FILE_MAX_BYTES, err, err_size);
+    if (!f && errno == ENOENT)
         return fail(err, err_size,
                     "'%s' is not a filter name (" NAMED_FILTERS ") nor a readable file: %s", path,
-                    strerror(errno));
+                    strerror(ENOENT));
+    if (!f)
+        return false;
     float file_taps[MAX_KSIZE * MAX_KSIZE];
     float row[MAX_KSIZE];
     int rows = 0, cols = 0, line_no = 0;
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, total = 0;
+    ssize_t len;
     bool ok = true;
-    while (ok && getline(&line, &cap, f) != -1) {
+    while (ok && (len = getline(&line, &cap, f)) != -1) {
         line_no++;
+        total += (size_t)len;
+        if (total > FILTER_FILE_MAX_BYTES) { /* /proc files report size 0, or it grew */
+            ok = fail(err, err_size, "%s: more than %d bytes: not a filter file", path,
+                      FILTER_FILE_MAX_BYTES);
+            break;
+        }
         int n = parse_row(line, path, line_no, row, err, err_size);
         if (n < 0) {
             ok = false;
@@ -168,23 +180,41 @@ static bool read_filter_file(const char *path, int *ksize, float *taps, char *er
     return true;
 }
 
+static const struct fixed_filter *find_fixed_filter(const char *spec)
+{
+    for (size_t i = 0; i < sizeof FIXED_FILTERS / sizeof FIXED_FILTERS[0]; i++)
+        if (strcmp(spec, FIXED_FILTERS[i].name) == 0)
+            return &FIXED_FILTERS[i];
+    return NULL;
+}
+
+static bool is_sized_filter(const char *spec)
+{
+    return strcmp(spec, "box") == 0 || strcmp(spec, "gaussian") == 0;
+}
+
+bool filter_spec_is_file(const char *spec)
+{
+    return !find_fixed_filter(spec) && !is_sized_filter(spec);
+}
+
 bool filter_from_spec(const char *spec, int *ksize, float *taps, char *err, size_t err_size)
 {
-    for (size_t i = 0; i < sizeof FIXED_FILTERS / sizeof FIXED_FILTERS[0]; i++) {
-        if (strcmp(spec, FIXED_FILTERS[i].name) != 0)
-            continue;
+    const struct fixed_filter *fixed = find_fixed_filter(spec);
+    if (fixed) {
+        /* The size comes from --ksize or from a preset: say what clashes, and leave
+         * which flag to change to the caller, who knows. */
         if (*ksize != FIXED_KSIZE)
-            return fail(err, err_size, "'%s' is %dx%d: use --ksize %d", spec, FIXED_KSIZE,
-                        FIXED_KSIZE, FIXED_KSIZE);
-        memcpy(taps, FIXED_FILTERS[i].taps, sizeof FIXED_FILTERS[i].taps);
+            return fail(err, err_size, "'%s' is %dx%d only, but the problem's filter is %dx%d",
+                        spec, FIXED_KSIZE, FIXED_KSIZE, *ksize, *ksize);
+        memcpy(taps, fixed->taps, sizeof fixed->taps);
         return true;
     }
-    bool box = strcmp(spec, "box") == 0;
-    if (box || strcmp(spec, "gaussian") == 0) {
+    if (is_sized_filter(spec)) {
         if (!ksize_valid(*ksize))
             return fail(err, err_size, "--ksize %d: '%s' needs an odd size from 1 to %d", *ksize,
                         spec, MAX_KSIZE);
-        if (box)
+        if (strcmp(spec, "box") == 0)
             box_taps(*ksize, taps);
         else
             gaussian_taps(*ksize, taps);

@@ -1,6 +1,7 @@
 /* Binary Netpbm images (netpbm.sourceforge.net/doc/pgm.html, ppm.html): "P5" or "P6",
  * width, height and maxval as decimal text separated by whitespace, '#' comments up
- * to the end of a line between them, exactly one whitespace byte after maxval, then
+ * to the end of a line between them, exactly one whitespace byte after maxval (or
+ * a comment right after its digits, whose end of line is that byte), then
  * width x height pixels of 1 (grey) or 3 (R, G, B) bytes, row by row. */
 #include "image.h"
 
@@ -21,6 +22,16 @@ static bool is_space(int c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* Reads the rest of a '#' comment; returns the byte that ends it ('\n', '\r' or EOF). */
+static int skip_comment(FILE *f)
+{
+    int c;
+    do
+        c = getc(f);
+    while (c != '\n' && c != '\r' && c != EOF);
+    return c;
+}
+
 /* Skips whitespace and comments, then reads one decimal header field. The field
  * must be followed by whitespace or a comment, which is left unread. Values above
  * INT32_MAX are reported as too large rather than wrapped. */
@@ -30,8 +41,7 @@ static bool read_field(FILE *f, const char *path, const char *name, long long *v
     int c = getc(f);
     while (c == '#' || is_space(c)) {
         if (c == '#')
-            while (c != '\n' && c != EOF)
-                c = getc(f);
+            skip_comment(f);
         c = getc(f);
     }
     if (c == EOF)
@@ -82,12 +92,14 @@ static bool read_header(FILE *f, const char *path, struct image *img, char *err,
     if (maxval != PIXEL_MAX)
         return file_error(err, err_size, path, "maxval is %lld: only 8-bit images (maxval %d) are read",
                     maxval, PIXEL_MAX);
-    /* Exactly one whitespace byte: the pixel bytes that follow may look like spaces. */
+    /* Exactly one whitespace byte: the pixel bytes that follow may look like spaces.
+     * A comment may come first, right after the digits ("255#c\n"); as in libnetpbm,
+     * the end of its line is that byte. read_field left one of the two unread. */
     int c = getc(f);
+    if (c == '#')
+        c = skip_comment(f);
     if (c == EOF)
         return file_error(err, err_size, path, "file ends after the header: no pixel data");
-    if (!is_space(c))
-        return file_error(err, err_size, path, "maxval must be followed by one whitespace byte");
     img->width = (int)width;
     img->height = (int)height;
     img->planes = magic[1] == '5' ? GREY_PLANES : RGB_PLANES;
@@ -117,9 +129,9 @@ static bool check_length(FILE *f, const char *path, size_t need, char *err, size
 bool image_read(const char *path, struct image *img, char *err, size_t err_size)
 {
     memset(img, 0, sizeof *img);
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_input_file(path, 0, err, err_size);
     if (!f)
-        return file_error(err, err_size, path, "cannot open: %s", strerror(errno));
+        return false;
     struct image head;
     if (!read_header(f, path, &head, err, err_size)) {
         fclose(f);

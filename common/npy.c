@@ -2,10 +2,11 @@
  * "\x93NUMPY", a version, a header length, a Python dict literal such as
  * {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } padded with spaces
  * and a '\n', then the raw data. Only little-endian float32 in C order is accepted,
- * and the data length must be exactly what the shape says. */
+ * the data length must be exactly what the shape says, and every value finite. */
 #include "npy.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +212,26 @@ static void format_shape(char *buf, size_t size, int ndim, const size_t *shape)
         snprintf(buf + n, size - n, ndim == 1 ? ",)" : ")");
 }
 
+/* The first element that is NaN or infinite, as a flat index; count when none. */
+static size_t first_non_finite(const float *data, size_t count)
+{
+    size_t i = 0;
+    while (i < count && isfinite(data[i]))
+        i++;
+    return i;
+}
+
+/* A flat index as NumPy's index tuple, e.g. "(0, 2, 3)", for the error line. */
+static void format_index(char *buf, size_t size, int ndim, const size_t *shape, size_t flat)
+{
+    size_t index[NPY_MAX_DIMS];
+    for (int i = ndim; i-- > 0;) {
+        index[i] = flat % shape[i];
+        flat /= shape[i];
+    }
+    format_shape(buf, size, ndim, index);
+}
+
 /* Product of the shape, false when it or its size in bytes overflows size_t. */
 static bool shape_count(int ndim, const size_t *shape, size_t *count)
 {
@@ -256,6 +277,14 @@ static bool read_header(FILE *f, const char *path, struct npy_header *h, long *d
         free(text);
         return file_error(err, err_size, path, "file ends inside the header");
     }
+    /* C string handling would stop at a NUL ('<f4\0>f8' read as '<f4'); NumPy
+     * refuses such a header too. */
+    const char *nul = memchr(text, '\0', header_len);
+    if (nul) {
+        size_t offset = prefix + (size_t)(nul - text);
+        free(text);
+        return file_error(err, err_size, path, "header holds a NUL byte at offset %zu", offset);
+    }
     char why[WHY_SIZE];
     bool ok = parse_header(text, header_len, h, why, sizeof why);
     free(text);
@@ -268,9 +297,9 @@ static bool read_header(FILE *f, const char *path, struct npy_header *h, long *d
 bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
 {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_input_file(path, 0, err, err_size);
     if (!f)
-        return file_error(err, err_size, path, "cannot open: %s", strerror(errno));
+        return false;
 
     struct npy_header h;
     long data_start = 0;
@@ -328,6 +357,17 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         }
     }
     fclose(f);
+    /* NaN or infinity in an input is bad input, not a kernel failure to report later. */
+    size_t bad = first_non_finite(data, count);
+    if (bad < count) {
+        char index_text[SHAPE_TEXT_SIZE];
+        format_index(index_text, sizeof index_text, h.ndim, h.shape, bad);
+        const char *what = isnan(data[bad]) ? "NaN" : "infinite";
+        free(data);
+        return file_error(err, err_size, path,
+                          "element %s (flat index %zu) is %s: inputs must be finite numbers",
+                          index_text, bad, what);
+    }
     a->ndim = h.ndim;
     memcpy(a->shape, h.shape, sizeof h.shape[0] * (size_t)h.ndim);
     a->count = count;

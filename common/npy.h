@@ -16,7 +16,9 @@ struct npy_array {
     float *data;  /* malloc'ed; NULL when count is 0 */
 };
 
-/* Returns false and writes one line (naming the file) into err on failure. */
+/* Returns false and writes one line (naming the file) into err on failure: a file
+ * that is not a regular one, a bad header, a length that does not match the shape,
+ * a NaN or infinite element (named by its index). */
 bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size);
 /* Writes through a temporary file renamed into place: no half-written file. */
 bool npy_write(const char *path, const float *data, int ndim, const size_t *shape,

@@ -1,15 +1,23 @@
-/* path_writable and the atomic temp-file-then-rename write. Files are created in the
- * working directory under names that carry the process id, and removed. */
+/* Input and output checks, the atomic temp-file-then-rename write and whole-row
+ * appends. Files are created in the working directory under names that carry the
+ * process id, and removed. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileutil.h"
+#include "temp_files.h"
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define ERR_SIZE 1024
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 
 static void temp_name(char *name, const char *stem)
 {
@@ -128,6 +136,283 @@ static void atomic_open_rejects_long_path(void)
     CHECK(atomic_open("a-name-longer-than-the-buffer.txt", tmp, sizeof tmp) == NULL);
 }
 
+/* Inputs come only from regular files: a FIFO with no writer is refused at once
+ * (alarm: a hang fails the test instead of blocking ctest), a folder or device is
+ * named as such, and a size cap holds. */
+static void input_must_be_a_regular_file(void)
+{
+    char fifo[NAME_SIZE], dir[NAME_SIZE], name[NAME_SIZE], err[NAME_SIZE * 2];
+    temp_name(fifo, "fifo");
+    temp_name(dir, "indir");
+    temp_name(name, "small");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    write_text(name, "0123456789");
+    alarm(HANG_SECONDS);
+    CHECK(open_input_file(fifo, 0, err, sizeof err) == NULL);
+    alarm(0);
+    CHECK(strstr(err, fifo) == err && strstr(err, "is a FIFO (named pipe), not a regular file"));
+    CHECK(open_input_file(dir, 0, err, sizeof err) == NULL && errno == EINVAL);
+    CHECK(strstr(err, "is a directory, not a regular file") != NULL);
+    CHECK(open_input_file("/dev/zero", 0, err, sizeof err) == NULL);
+    CHECK(strstr(err, "/dev/zero: is a device, not a regular file") == err);
+    CHECK(open_input_file(name, 5, err, sizeof err) == NULL);
+    CHECK(strstr(err, "is 10 bytes: at most 5 are read") != NULL);
+    CHECK(open_input_file("no-such-file-for-test_fileutil", 0, err, sizeof err) == NULL);
+    CHECK(errno == ENOENT && strstr(err, "cannot open: No such file or directory") != NULL);
+    FILE *f = open_input_file(name, 10, err, sizeof err);
+    CHECK(f != NULL);
+    if (f) {
+        char text[NAME_SIZE] = "";
+        CHECK(fgets(text, sizeof text, f) && strcmp(text, "0123456789") == 0);
+        fclose(f);
+    }
+    remove(fifo);
+    rmdir(dir);
+    remove(name);
+}
+
+/* output_path_check must refuse, naming the flag and path and saying `what`. */
+static void check_output_refused(const char *path, const struct file_arg *inputs, size_t count,
+                                 const char *what)
+{
+    char err[ERR_SIZE] = "", who[ERR_SIZE];
+    struct file_arg out = {"--output", path};
+    CHECK(!output_path_check(out, inputs, count, err, sizeof err));
+    snprintf(who, sizeof who, "--output %s: ", path);
+    CHECK(strstr(err, who) == err);
+    CHECK(strstr(err, what) != NULL);
+    CHECK(strchr(err, '\n') == NULL);
+    if (!strstr(err, what))
+        fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+}
+
+/* rename() would replace these with a regular file: a symlink (even to a regular
+ * file), a FIFO, a device, a folder. Nothing is touched. */
+static void output_refuses_special_files(void)
+{
+    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE];
+    temp_name(target, "target");
+    temp_name(link, "link");
+    temp_name(fifo, "outfifo");
+    temp_name(dir, "outdir");
+    write_text(target, "keep");
+    CHECK(symlink(target, link) == 0);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    check_output_refused(link, NULL, 0, "is a symbolic link: outputs go only to regular files");
+    check_output_refused(fifo, NULL, 0, "is a FIFO (named pipe)");
+    check_output_refused(dir, NULL, 0, "is a directory");
+    check_output_refused("/dev/null", NULL, 0, "is a device");
+    CHECK(!path_writable(link) && !path_writable(fifo) && !path_writable("/dev/null"));
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(file_holds(target, "keep"));
+    remove(link);
+    remove(target);
+    remove(fifo);
+    rmdir(dir);
+}
+
+/* The same file under another spelling, a hard link, or a symlink given as the
+ * input is still the input; a missing output or a missing input is not. */
+static void output_refuses_an_input(void)
+{
+    char input[NAME_SIZE], spelt[NAME_SIZE + 2], hard[NAME_SIZE], soft[NAME_SIZE],
+        fresh[NAME_SIZE], err[ERR_SIZE];
+    temp_name(input, "input");
+    snprintf(spelt, sizeof spelt, "./%s", input);
+    temp_name(hard, "hardlink");
+    temp_name(soft, "softlink");
+    temp_name(fresh, "fresh");
+    write_text(input, "precious");
+    CHECK(link(input, hard) == 0);
+    CHECK(symlink(input, soft) == 0);
+    struct file_arg inputs[] = {{"--bias", NULL}, {"--weights", "no-such-weights"},
+                                {"--input", input}};
+    size_t count = sizeof inputs / sizeof inputs[0];
+    char what[ERR_SIZE];
+    snprintf(what, sizeof what, "is the same file as --input %s: writing would destroy", input);
+    check_output_refused(input, inputs, count, what);
+    check_output_refused(spelt, inputs, count, what);
+    check_output_refused(hard, inputs, count, what);
+    inputs[2].path = soft; /* the input named through a symlink */
+    check_output_refused(input, inputs, count, "is the same file as --input");
+    CHECK(same_file(input, soft) && same_file(spelt, hard) && !same_file(input, fresh));
+    struct file_arg out = {"--output", fresh};
+    CHECK(output_path_check(out, inputs, count, err, sizeof err));
+    CHECK(file_holds(input, "precious"));
+    remove(input);
+    remove(hard);
+    remove(soft);
+}
+
+/* What fails only at the end of a run is checked up front: a name too long for the
+ * temporary suffix, a missing folder, a folder of the kernel's. */
+static void output_checks_name_and_folder(void)
+{
+    char name[NAME_MAX + 1], err[ERR_SIZE];
+    memset(name, 'n', NAME_MAX - 5);
+    name[NAME_MAX - 5] = '\0';
+    check_output_refused(name, NULL, 0, "the file name is 250 bytes: at most 255 fit, less 11");
+    struct file_arg csv = {"--csv", name};
+    CHECK(append_path_check(csv, NULL, 0, err, sizeof err)); /* appended in place: fits */
+    check_output_refused("no-such-folder-for-test_fileutil/out.npy", NULL, 0,
+                         "folder no-such-folder-for-test_fileutil: does not exist");
+    check_output_refused("", NULL, 0, "an empty name is not a file name");
+    check_output_refused("out/", NULL, 0, "names a folder");
+    /* Not writable for a user; for root, refused as the kernel's file system. */
+    struct file_arg proc = {"--output", "/proc/out.npy"};
+    CHECK(!output_path_check(proc, NULL, 0, err, sizeof err));
+    CHECK(strstr(err, "--output /proc/out.npy: folder /proc ") == err);
+    CHECK(strstr(err, "not writable") || strstr(err, "the kernel's proc file system"));
+    check_output_refused("/proc/self/comm", NULL, 0, "folder /proc/self ");
+}
+
+/* The temporary name is random and created exclusively: a symlink planted at the
+ * name the old code used (<out>.tmp.<pid>) is neither followed nor replaced. */
+static void temp_file_is_exclusive_and_random(void)
+{
+    char name[NAME_SIZE], victim[NAME_SIZE], planted[NAME_SIZE + 32], tmp_a[NAME_SIZE + 32],
+        tmp_b[NAME_SIZE + 32];
+    temp_name(name, "exclusive");
+    temp_name(victim, "victim");
+    write_text(victim, "victim");
+    snprintf(planted, sizeof planted, "%s.tmp.%ld", name, (long)getpid());
+    CHECK(symlink(victim, planted) == 0);
+    FILE *a = atomic_open(name, tmp_a, sizeof tmp_a);
+    FILE *b = atomic_open(name, tmp_b, sizeof tmp_b);
+    CHECK(a != NULL && b != NULL);
+    CHECK(strcmp(tmp_a, tmp_b) != 0 && strcmp(tmp_a, planted) != 0);
+    if (a) {
+        fputs("new", a);
+        CHECK(atomic_commit(a, tmp_a, name));
+    }
+    atomic_abort(b, tmp_b);
+    CHECK(file_holds(name, "new") && file_holds(victim, "victim"));
+    struct stat st;
+    CHECK(lstat(planted, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(temp_files_left(name) == 1); /* the planted link only */
+    remove(planted);
+    remove(victim);
+    remove(name);
+}
+
+/* A FIFO that appears at the output during the run is not replaced by the rename. */
+static void commit_refuses_a_special_target(void)
+{
+    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
+    temp_name(name, "late_fifo");
+    FILE *f = atomic_open(name, tmp, sizeof tmp);
+    CHECK(f != NULL);
+    CHECK(mkfifo(name, 0600) == 0);
+    if (f) {
+        fputs("data", f);
+        CHECK(!atomic_commit(f, tmp, name));
+    }
+    struct stat st;
+    CHECK(lstat(name, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK(temp_files_left(name) == 0);
+    remove(name);
+}
+
+/* The output gets a new file's usual permissions, or keeps those of the file it
+ * replaces: not the temporary file's private 0600. */
+static void output_keeps_usual_permissions(void)
+{
+    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
+    temp_name(name, "mode");
+    mode_t old_mask = umask(022);
+    struct stat st;
+    FILE *f = atomic_open(name, tmp, sizeof tmp);
+    CHECK(f != NULL && atomic_commit(f, tmp, name));
+    CHECK(stat(name, &st) == 0 && (st.st_mode & 0777) == 0644);
+    CHECK(chmod(name, 0640) == 0);
+    f = atomic_open(name, tmp, sizeof tmp);
+    CHECK(f != NULL && atomic_commit(f, tmp, name));
+    CHECK(stat(name, &st) == 0 && (st.st_mode & 0777) == 0640);
+    umask(old_mask);
+    remove(name);
+}
+
+static void append_writes_the_header_once(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "csv");
+    CHECK(append_line(name, "a,b", "1,2", err, sizeof err));
+    CHECK(append_line(name, "a,b", "3,4\n", err, sizeof err)); /* its own '\n' is kept */
+    CHECK(file_holds(name, "a,b\n1,2\n3,4\n"));
+    write_text(name, ""); /* an empty file gets the header too */
+    CHECK(append_line(name, "a,b", "5,6", err, sizeof err));
+    CHECK(file_holds(name, "a,b\n5,6\n"));
+    remove(name);
+}
+
+/* A row cut off by a full disk (here the file size limit) is taken back whole:
+ * the file ends where it did, and the error is one line. */
+static void append_is_a_whole_row_or_nothing(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    temp_name(name, "full");
+    write_text(name, "a,b\n1,2\n");
+    struct rlimit saved, limit;
+    CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    limit = saved;
+    limit.rlim_cur = strlen("a,b\n1,2\n") + 3; /* room for part of the row only */
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    bool ok = append_line(name, "a,b", "333333,444444", err, sizeof err);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, handler);
+    CHECK(!ok);
+    CHECK(file_holds(name, "a,b\n1,2\n"));
+    CHECK(strstr(err, name) == err && strstr(err, "cannot append a row: File too large"));
+    CHECK(strchr(err, '\n') == NULL);
+    remove(name);
+}
+
+/* A last row left without its newline (a crash of an older version) is ended
+ * first, so the new row stays a row of its own. */
+static void append_ends_a_torn_row(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "torn");
+    write_text(name, "a,b\n1,");
+    CHECK(append_line(name, "a,b", "3,4", err, sizeof err));
+    CHECK(file_holds(name, "a,b\n1,\n3,4\n"));
+    remove(name);
+}
+
+/* Only a regular file is appended to: a symlink, a FIFO with no reader (at once,
+ * not blocking), a folder or a device is refused and left alone. */
+static void append_refuses_special_files(void)
+{
+    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE], err[ERR_SIZE];
+    temp_name(target, "csv_target");
+    temp_name(link, "csv_link");
+    temp_name(fifo, "csv_fifo");
+    temp_name(dir, "csv_dir");
+    write_text(target, "keep\n");
+    CHECK(symlink(target, link) == 0);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    CHECK(!append_line(link, "h", "row", err, sizeof err));
+    CHECK(strstr(err, "is a symbolic link, not a regular file") != NULL);
+    alarm(HANG_SECONDS);
+    CHECK(!append_line(fifo, "h", "row", err, sizeof err));
+    alarm(0);
+    CHECK(strstr(err, "is a FIFO (named pipe), not a regular file") != NULL);
+    CHECK(!append_line(dir, "h", "row", err, sizeof err));
+    CHECK(strstr(err, "is a directory, not a regular file") != NULL);
+    CHECK(!append_line("/dev/null", "h", "row", err, sizeof err));
+    CHECK(strstr(err, "/dev/null: is a device, not a regular file") == err);
+    CHECK(file_holds(target, "keep\n"));
+    remove(link);
+    remove(target);
+    remove(fifo);
+    rmdir(dir);
+}
+
 static const struct unit_case cases[] = {
     {"temp_path_writable", temp_path_writable},
     {"missing_folder_not_writable", missing_folder_not_writable},
@@ -136,6 +421,17 @@ static const struct unit_case cases[] = {
     {"atomic_commit_replaces_old_file", atomic_commit_replaces_old_file},
     {"atomic_commit_failure_removes_temp", atomic_commit_failure_removes_temp},
     {"atomic_open_rejects_long_path", atomic_open_rejects_long_path},
+    {"input_must_be_a_regular_file", input_must_be_a_regular_file},
+    {"output_refuses_special_files", output_refuses_special_files},
+    {"output_refuses_an_input", output_refuses_an_input},
+    {"output_checks_name_and_folder", output_checks_name_and_folder},
+    {"temp_file_is_exclusive_and_random", temp_file_is_exclusive_and_random},
+    {"commit_refuses_a_special_target", commit_refuses_a_special_target},
+    {"output_keeps_usual_permissions", output_keeps_usual_permissions},
+    {"append_writes_the_header_once", append_writes_the_header_once},
+    {"append_is_a_whole_row_or_nothing", append_is_a_whole_row_or_nothing},
+    {"append_ends_a_torn_row", append_ends_a_torn_row},
+    {"append_refuses_special_files", append_refuses_special_files},
 };
 
 UNIT_MAIN(cases)

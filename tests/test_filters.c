@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conv_problem.h"
@@ -13,6 +14,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define MAX_TAPS (MAX_KSIZE * MAX_KSIZE)
 #define SUM_TOL 1e-5
@@ -149,9 +151,10 @@ static void rejects_even_ksize(void)
 
 static void sobel_needs_ksize_3(void)
 {
-    check_rejected("sobel-x", 5, "'sobel-x' is 3x3: use --ksize 3");
-    check_rejected("laplacian", 1, "'laplacian' is 3x3: use --ksize 3");
-    check_rejected("sharpen", 4, "'sharpen' is 3x3: use --ksize 3");
+    /* No flag advised: the size may come from a preset, which --ksize cannot change. */
+    check_rejected("sobel-x", 5, "'sobel-x' is 3x3 only, but the problem's filter is 5x5");
+    check_rejected("laplacian", 1, "'laplacian' is 3x3 only, but the problem's filter is 1x1");
+    check_rejected("sharpen", 4, "'sharpen' is 3x3 only");
 }
 
 static void unknown_name_is_a_missing_file(void)
@@ -234,6 +237,51 @@ static void file_bad_number_names_line(void)
     remove(name);
 }
 
+/* The spec and the file's text are shown escaped: the error stays one line. */
+static void errors_are_escaped(void)
+{
+    check_rejected("no\nsuch\x1b[2J", 3, "'no\\nsuch\\x1b[2J' is not a filter name");
+    char name[NAME_SIZE];
+    temp_name(name, "esc");
+    write_text(name, "1 2 3\n4 \x1b[2J 6\n7 8 9\n");
+    check_rejected(name, 3, ":2: '\\x1b[2J' is not a number");
+    remove(name);
+}
+
+/* Only a regular file of at most FILTER_FILE_MAX_BYTES is read: /dev/zero would
+ * otherwise be read until memory runs out, a FIFO would block (alarm: a hang
+ * fails the test). */
+static void file_must_be_regular_and_small(void)
+{
+    check_rejected("/dev/zero", 3, "/dev/zero: is a device, not a regular file");
+    char name[NAME_SIZE];
+    temp_name(name, "fifo");
+    CHECK(mkfifo(name, 0600) == 0);
+    alarm(HANG_SECONDS);
+    check_rejected(name, 3, "is a FIFO (named pipe), not a regular file");
+    alarm(0);
+    remove(name);
+    temp_name(name, "huge");
+    FILE *f = fopen(name, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("1\n", f);
+        for (int i = 0; i < FILTER_FILE_MAX_BYTES; i++)
+            fputc(' ', f);
+        fclose(f);
+    }
+    check_rejected(name, 3, "is 1048578 bytes: at most 1048576 are read");
+    remove(name);
+}
+
+/* Names are filters, anything else is a file (which an output must not overwrite). */
+static void names_are_not_files(void)
+{
+    CHECK(!filter_spec_is_file("box") && !filter_spec_is_file("gaussian"));
+    CHECK(!filter_spec_is_file("sobel-x") && !filter_spec_is_file("sharpen"));
+    CHECK(filter_spec_is_file("emboss3.txt") && filter_spec_is_file("Box"));
+}
+
 static const struct unit_case cases[] = {
     {"box_sums_to_one", box_sums_to_one},
     {"gaussian_normalised_symmetric_rank1", gaussian_normalised_symmetric_rank1},
@@ -248,6 +296,9 @@ static const struct unit_case cases[] = {
     {"file_rejects_non_square", file_rejects_non_square},
     {"file_rejects_even_size", file_rejects_even_size},
     {"file_bad_number_names_line", file_bad_number_names_line},
+    {"errors_are_escaped", errors_are_escaped},
+    {"file_must_be_regular_and_small", file_must_be_regular_and_small},
+    {"names_are_not_files", names_are_not_files},
 };
 
 UNIT_MAIN(cases)

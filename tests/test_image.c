@@ -14,6 +14,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define SAMPLE_SIZE 512 /* both sample images are 512x512 */
 
@@ -189,8 +190,8 @@ static void rejects_maxval_65535(void)
     check_rejected(name, "maxval is 65535");
     write_image(name, "P5\n2 2\n0\n", 4);
     check_rejected(name, "maxval is 0");
-    write_image(name, "P5\n2 2\n255#no space\n", 4);
-    check_rejected(name, "one whitespace byte");
+    write_image(name, "P5\n2 2\n255x\n", 4);
+    check_rejected(name, "maxval is not a number");
     remove(name);
 }
 
@@ -276,6 +277,64 @@ static void reads_sample_images(void)
     image_free(&img);
 }
 
+/* A control byte in the path is shown escaped: the error stays one line. */
+static void errors_are_escaped(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    snprintf(name, sizeof name, "test_image_esc\n\x1b[2J.%ld.pgm", (long)getpid());
+    write_image(name, "GIF89a", 16);
+    struct image img;
+    CHECK(!image_read(name, &img, err, sizeof err));
+    CHECK(strstr(err, "test_image_esc\\n\\x1b[2J.") == err);
+    CHECK(strstr(err, "bad magic") != NULL);
+    CHECK(strchr(err, '\n') == NULL && strchr(err, '\x1b') == NULL);
+    remove(name);
+}
+
+/* A folder given as an image is "a directory", not "bad magic"; a FIFO is refused
+ * at once (alarm: a hang fails the test). */
+static void rejects_folder_and_fifo(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "folder", ".pgm");
+    CHECK(mkdir(name, 0700) == 0);
+    check_rejected(name, "is a directory, not a regular file");
+    rmdir(name);
+    temp_name(name, "fifo", ".pgm");
+    CHECK(mkfifo(name, 0600) == 0);
+    alarm(HANG_SECONDS);
+    check_rejected(name, "is a FIFO (named pipe), not a regular file");
+    alarm(0);
+    remove(name);
+}
+
+/* A comment right after maxval's digits is legal Netpbm: the end of its line is
+ * the one whitespace byte before the pixels, which may themselves be '#' or '\n'. */
+static void comment_right_after_maxval(void)
+{
+    static const char *const headers[] = {"P5\n3 2\n255#c\n", "P5 3 2 255# made by hand\r",
+                                          "P5\n3 2\n255#\n"};
+    const unsigned char pixels[6] = {'#', '\n', 32, 9, 200, 0};
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "maxval_comment", ".pgm");
+    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
+        unsigned char file[64];
+        size_t len = strlen(headers[h]);
+        memcpy(file, headers[h], len);
+        memcpy(file + len, pixels, sizeof pixels);
+        write_bytes(name, file, len + sizeof pixels);
+        struct image img;
+        CHECK(image_read(name, &img, err, sizeof err));
+        CHECK(img.width == 3 && img.height == 2);
+        for (int i = 0; i < 6 && img.data; i++)
+            CHECK(img.data[i] == pixels[i]);
+        image_free(&img);
+    }
+    write_image(name, "P5\n3 2\n255#c", 0);
+    check_rejected(name, "no pixel data");
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"pgm_round_trip", pgm_round_trip},
     {"ppm_round_trip", ppm_round_trip},
@@ -289,6 +348,9 @@ static const struct unit_case cases[] = {
     {"rejects_missing_file", rejects_missing_file},
     {"rejects_extension_mismatch", rejects_extension_mismatch},
     {"reads_sample_images", reads_sample_images},
+    {"errors_are_escaped", errors_are_escaped},
+    {"rejects_folder_and_fifo", rejects_folder_and_fifo},
+    {"comment_right_after_maxval", comment_right_after_maxval},
 };
 
 UNIT_MAIN(cases)

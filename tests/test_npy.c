@@ -3,18 +3,24 @@
  * Files are created in the working directory under names carrying the process id. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "npy.h"
+#include "temp_files.h"
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 #define ERR_SIZE 512
 #define ALIGN 64
+#define FSIZE_LIMIT 4096 /* bytes a process may write to one file in the full-disk test */
 
 static void temp_name(char *name, const char *stem)
 {
@@ -27,13 +33,14 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Writes a .npy file by hand: any version, any header dict, any data bytes. */
-static void write_raw(const char *path, int major, const char *dict, const void *data,
-                      size_t data_bytes)
+/* Writes a .npy file by hand: any version, any header dict (dict_len bytes, NULs
+ * included), any data bytes. */
+static void write_raw_dict(const char *path, int major, const char *dict, size_t dict_len,
+                           const void *data, size_t data_bytes)
 {
     size_t prefix = major == 1 ? 10 : 12;
-    size_t unpadded = prefix + strlen(dict) + 1;
-    size_t header_len = strlen(dict) + (ALIGN - unpadded % ALIGN) % ALIGN + 1;
+    size_t unpadded = prefix + dict_len + 1;
+    size_t header_len = dict_len + (ALIGN - unpadded % ALIGN) % ALIGN + 1;
     FILE *f = fopen(path, "wb");
     CHECK(f != NULL);
     if (!f)
@@ -43,12 +50,18 @@ static void write_raw(const char *path, int major, const char *dict, const void 
     fputc(0, f);
     for (size_t i = 0; i < prefix - 8; i++)
         fputc((int)(header_len >> (8 * i) & 0xff), f);
-    fputs(dict, f);
-    for (size_t i = strlen(dict) + 1; i < header_len; i++)
+    fwrite(dict, 1, dict_len, f);
+    for (size_t i = dict_len + 1; i < header_len; i++)
         fputc(' ', f);
     fputc('\n', f);
     fwrite(data, 1, data_bytes, f);
     fclose(f);
+}
+
+static void write_raw(const char *path, int major, const char *dict, const void *data,
+                      size_t data_bytes)
+{
+    write_raw_dict(path, major, dict, strlen(dict), data, data_bytes);
 }
 
 /* npy_read must fail, name the file, say `what`, and leave no data behind. */
@@ -330,12 +343,11 @@ static void failed_write_leaves_no_file(void)
 
     /* The rename onto a directory fails after the data is written: no temp file
      * may be left behind. */
-    char dir[NAME_SIZE], tmp[NAME_SIZE + 32];
+    char dir[NAME_SIZE];
     temp_name(dir, "dir");
     CHECK(mkdir(dir, 0700) == 0);
     CHECK(!npy_write(dir, data, 1, shape, err, sizeof err));
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
-    CHECK(!exists(tmp));
+    CHECK(temp_files_left(dir) == 0);
     rmdir(dir);
 
     char name[NAME_SIZE];
@@ -343,6 +355,128 @@ static void failed_write_leaves_no_file(void)
     size_t big[NPY_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     CHECK(!npy_write(name, data, NPY_MAX_DIMS + 1, big, err, sizeof err));
     CHECK(!exists(name));
+}
+
+/* A control byte in the path or the header is shown escaped: the error stays one
+ * line and cannot drive the terminal. */
+static void errors_are_escaped(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    snprintf(name, sizeof name, "test_npy_esc\n\x1b[2J.%ld.npy", (long)getpid());
+    float data[4] = {0};
+    write_raw(name, 1, "{'descr': '<f4\x1b]0;pwned\x07', 'fortran_order': False, 'shape': (4,), }",
+              data, sizeof data);
+    struct npy_array a;
+    CHECK(!npy_read(name, &a, err, sizeof err));
+    CHECK(strstr(err, "test_npy_esc\\n\\x1b[2J.") == err);
+    CHECK(strstr(err, "dtype is '<f4\\x1b]0;pwned\\x07'") != NULL);
+    CHECK(strchr(err, '\n') == NULL && strchr(err, '\x1b') == NULL && strchr(err, '\a') == NULL);
+    remove(name);
+}
+
+/* A FIFO is refused at once, not read forever (alarm: a hang fails the test); a
+ * folder is named as a folder. */
+static void rejects_fifo_and_folder(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "fifo");
+    CHECK(mkfifo(name, 0600) == 0);
+    alarm(HANG_SECONDS);
+    check_rejected(name, "is a FIFO (named pipe), not a regular file");
+    alarm(0);
+    remove(name);
+    temp_name(name, "folder");
+    CHECK(mkdir(name, 0700) == 0);
+    check_rejected(name, "is a directory, not a regular file");
+    rmdir(name);
+}
+
+/* A symlink planted where the old code put its temporary file (<out>.tmp.<pid>)
+ * must not redirect the write to the file it points at. */
+static void planted_symlink_is_not_followed(void)
+{
+    char name[NAME_SIZE], victim[NAME_SIZE], planted[NAME_SIZE + 32], err[ERR_SIZE];
+    temp_name(name, "out");
+    temp_name(victim, "victim");
+    float keep[2] = {7, 7}, data[4] = {1, 2, 3, 4};
+    size_t keep_shape[] = {2}, shape[] = {4};
+    CHECK(npy_write(victim, keep, 1, keep_shape, err, sizeof err));
+    snprintf(planted, sizeof planted, "%s.tmp.%ld", name, (long)getpid());
+    CHECK(symlink(victim, planted) == 0);
+    CHECK(npy_write(name, data, 1, shape, err, sizeof err));
+    struct npy_array a;
+    CHECK(npy_read(victim, &a, err, sizeof err) && a.count == 2 && a.data[0] == 7);
+    npy_free(&a);
+    CHECK(npy_read(name, &a, err, sizeof err) && a.count == 4 && a.data[3] == 4);
+    npy_free(&a);
+    remove(planted);
+    remove(victim);
+    remove(name);
+}
+
+/* A write that fails part-way (here the file size limit, as a full disk would)
+ * leaves the old file as it was and no temporary file. */
+static void failed_write_keeps_the_old_file(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE] = "";
+    temp_name(name, "keep");
+    float old[2] = {5, 6};
+    size_t old_shape[] = {2}, shape[] = {FSIZE_LIMIT};
+    CHECK(npy_write(name, old, 1, old_shape, err, sizeof err));
+    float *big = calloc(FSIZE_LIMIT, sizeof(float));
+    struct rlimit saved, limit;
+    CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    limit = saved;
+    limit.rlim_cur = FSIZE_LIMIT;
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    CHECK(!npy_write(name, big, 1, shape, err, sizeof err));
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, handler);
+    CHECK(strstr(err, name) == err && strstr(err, "cannot write: File too large") != NULL);
+    struct npy_array a;
+    CHECK(npy_read(name, &a, err, sizeof err) && a.count == 2 && a.data[1] == 6);
+    npy_free(&a);
+    CHECK(temp_files_left(name) == 0);
+    free(big);
+    remove(name);
+}
+
+/* '<f4\0>f8' must not be read as '<f4': NumPy refuses a NUL in the header. */
+static void rejects_nul_in_header(void)
+{
+    char name[NAME_SIZE];
+    temp_name(name, "nul");
+    static const char dict[] = "{'descr': '<f4\0>f8', 'fortran_order': False, 'shape': (2,), }";
+    float data[2] = {0};
+    write_raw_dict(name, 1, dict, sizeof dict - 1, data, sizeof data);
+    check_rejected(name, "header holds a NUL byte at offset 24");
+    remove(name);
+}
+
+/* NaN or infinity in an input is bad input: the error names the first such element
+ * by its index tuple and flat index. */
+static void rejects_nan_and_inf(void)
+{
+    char name[NAME_SIZE], err[ERR_SIZE];
+    temp_name(name, "nan");
+    float data[24] = {0};
+    size_t shape[] = {2, 3, 4};
+    data[5] = NAN;
+    data[7] = INFINITY;
+    CHECK(npy_write(name, data, 3, shape, err, sizeof err));
+    check_rejected(name, "element (0, 1, 1) (flat index 5) is NaN: inputs must be finite numbers");
+    data[5] = 0;
+    data[23] = -INFINITY;
+    CHECK(npy_write(name, data, 3, shape, err, sizeof err));
+    check_rejected(name, "element (0, 1, 3) (flat index 7) is infinite");
+    data[7] = 0;
+    CHECK(npy_write(name, data, 3, shape, err, sizeof err));
+    check_rejected(name, "element (1, 2, 3) (flat index 23) is infinite");
+    size_t flat[] = {24};
+    CHECK(npy_write(name, data, 1, flat, err, sizeof err));
+    check_rejected(name, "element (23,) (flat index 23)");
+    remove(name);
 }
 
 static const struct unit_case cases[] = {
@@ -363,6 +497,12 @@ static const struct unit_case cases[] = {
     {"rejects_bad_shape", rejects_bad_shape},
     {"rejects_missing_file", rejects_missing_file},
     {"failed_write_leaves_no_file", failed_write_leaves_no_file},
+    {"errors_are_escaped", errors_are_escaped},
+    {"rejects_fifo_and_folder", rejects_fifo_and_folder},
+    {"planted_symlink_is_not_followed", planted_symlink_is_not_followed},
+    {"failed_write_keeps_the_old_file", failed_write_keeps_the_old_file},
+    {"rejects_nul_in_header", rejects_nul_in_header},
+    {"rejects_nan_and_inf", rejects_nan_and_inf},
 };
 
 UNIT_MAIN(cases)

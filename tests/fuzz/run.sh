@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tests/fuzz/run.sh SECONDS OUT_DIR [TARGET...]
+# Builds the libFuzzer targets (npy, image, filter; all by default) with clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS from its
+# committed seeds (tests/fuzz/corpus/TARGET and the test data; inputs it finds go to
+# OUT_DIR/corpus_TARGET, so the seeds stay as committed). Exit 77 (ctest: Skipped)
+# when no compiler here supports -fsanitize=fuzzer, 1 when a target crashes (the
+# input is kept as OUT_DIR/TARGET-crash-*), 0 otherwise. Outside the CMake build, so
+# the project itself never needs clang. FUZZ_CC picks the compiler.
+set -euo pipefail
+seconds=$1 out=$2
+shift 2
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(npy image filter)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+common=$root/common
+cc=${FUZZ_CC:-clang}
+declare -A parser=([npy]=npy.c [image]=image.c [filter]=filters.c)
+# Seeds besides tests/fuzz/corpus/TARGET: the test and sample files already committed.
+declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters)
+# Largest input tried: every parser's header and a small payload fit in 4 KiB.
+max_len=4096
+
+mkdir -p "$out"
+# Scratch files of the targets: tmpfs where there is one, as every run writes them.
+scratch=$(mktemp -d /dev/shm/conv-fuzz.XXXXXX 2>/dev/null || mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (void)d, (int)(n & 0); }' \
+    >"$scratch/probe.c"
+if ! command -v "$cc" >/dev/null 2>&1 ||
+    ! "$cc" -fsanitize=fuzzer "$scratch/probe.c" -o "$scratch/probe" >/dev/null 2>&1; then
+    echo "skipped: no $cc with -fsanitize=fuzzer (libFuzzer) here; install clang to fuzz"
+    exit 77
+fi
+
+flags=(-std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined
+    -fno-sanitize-recover=all -I"$common" -I"$here")
+status=0
+for t in "${targets[@]}"; do
+    if [ -z "${parser[$t]:-}" ]; then
+        echo "FAIL: unknown fuzz target '$t' (npy, image, filter)"
+        exit 1
+    fi
+    "$cc" "${flags[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "$common/${parser[$t]}" \
+        "$common/fileutil.c" "$common/escape.c" -lm -o "$out/fuzz_$t"
+    args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len
+        -artifact_prefix="$out/$t-" -print_final_stats=1)
+    [ -f "$here/$t.dict" ] && args+=(-dict="$here/$t.dict")
+    mkdir -p "$out/corpus_$t"
+    log="$out/fuzz_$t.log"
+    if TMPDIR="$scratch" "$out/fuzz_$t" "${args[@]}" "$out/corpus_$t" "$here/corpus/$t" \
+        "$root/${more_seeds[$t]}" >"$log" 2>&1; then
+        runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+        echo "fuzz_$t: ${runs:-?} inputs in ${seconds} s, no crash"
+    else
+        tail -n 40 "$log"
+        echo "FAIL: fuzz_$t: see $log; the input is kept as $out/$t-crash-*"
+        status=1
+    fi
+done
+exit $status
