@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""Checks the measured numbers quoted in the docs against results/*/bench.csv.
+
+    python3 tests/check_doc_numbers.py [--verbose] [REPO_ROOT]
+
+Prints one line per number that does not match (file:line, what the page says, what the
+CSV has) and exits 1 if there is any, 0 otherwise; --verbose also lists every table and
+console block it read, with how many numbers. Standard library only.
+
+What it checks
+--------------
+Markdown tables in docs/*.md and README.md, and the console output the pages quote in
+``` blocks, cell by cell:
+
+* A table is read when its first header cell names what a row is: `preset`, `problem`,
+  `layer`, `ksize` or `variant` (words in brackets after it are ignored).
+* The other columns are read when their header is a metric, a variant, a problem, or a
+  variant or problem followed by a metric:
+      median ms / ms, min ms, GB/s, GFLOP/s, roofline / % of roofline, vs cuDNN,
+      rel err, max abs, check
+  e.g. `median ms`, `` `tile_out` ``, `` `block32x8` roofline ``, `cuDNN ms`, `big3`,
+  `9×9`. A column whose header has any other words (`what it is`, `` `tile_in` vs 02 ``,
+  `best fused`) is not checked: it is derived from two rows, or is prose.
+* A `variant` column (or the row key) gives the variant: `` `tile_in` ``, `cuDNN (`gemm`)`,
+  and a lesson number in front names another lesson: `02 `block32x8``, also in a header
+  (`01 `openmp``). A `lesson` column (`05`) does the same for a whole row. Otherwise the
+  lesson is the page's (docs/NN_*.md).
+* A problem is a preset name (`seed000`, `big5`, `unet-64x64`) or a filter size
+  (`9`, `9×9`, `k=9`, `8192² k=9`): the `custom` row of that ksize, which must be unique
+  in the lesson. An empty problem cell repeats the row above.
+* A cell is a number in the column's metric (median ms when the header names none), or
+  `T (R %)`: median ms and % of roofline, or `Nx`/`N×`: vs cuDNN, or `N %`: roofline,
+  or PASS/FAIL. `**bold**` and `·10⁻⁷` exponents are understood; a cell with no number
+  (`—`, `skipped`) is passed over.
+* A console block is read when it has the harness's header line (`lesson NN_name | GPU`),
+  a `problem NAME:` line and the table rows under it.
+* The GPU is the one whose device name (`NVIDIA H200`) the table's section names last
+  before the table (the section starts at the last heading). A table in a section that
+  names no GPU of results/ is not checked, and a `note:` line says so: a measured table
+  must say where it was measured. A console block names its GPU on its header line.
+
+A number matches when it equals the CSV value rounded to the decimals the page shows
+(or the significant digits, for `4.60e-08`). Where the CSV holds several rows for the
+same lesson, variant and problem, one of them must match. CSV columns are read by name,
+so columns added at the end (`layout`, `params`) change nothing.
+
+What it does not check
+----------------------
+Numbers in prose, ranges (`32.2–37.0`), ratios between two rows (`tile_out` vs 02),
+quantities that are not in the CSV (registers, bytes per output, the sgemm log, the
+header line's copy bandwidth), and tables whose first header cell is none of the names
+above. Those are checked by reading; keep the ones that matter in a checkable table.
+"""
+import csv
+import re
+import sys
+from pathlib import Path
+
+METRICS = {  # header words -> CSV column
+    "median ms": "median_ms", "ms": "median_ms", "min ms": "min_ms", "gb/s": "gbps",
+    "gflop/s": "gflops", "roofline": "roofline_pct", "% of roofline": "roofline_pct",
+    "vs cudnn": "vs_cudnn", "rel err": "rel_err", "max abs": "max_abs_err", "check": "status",
+}
+ROW_KEYS = ("preset", "problem", "layer", "ksize", "variant")
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+CONSOLE_COLUMNS = ["median_ms", "min_ms", "gbps", "gflops", "roofline_pct", "vs_cudnn",
+                   "rel_err", "max_abs_err", "status"]
+
+
+class Results:
+    """Every results/<gpu>/bench.csv, rows looked up by lesson, variant and problem."""
+
+    def __init__(self, root):
+        self.by_gpu = {}  # device name -> rows
+        for path in sorted(root.glob("results/*/bench.csv")):
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            # The GPU of a file is the device of its cuDNN rows (the CPU rows of lesson
+            # 01 name the host); a file without them offers every device it names.
+            gpus = {r["device"] for r in rows if r["variant"] == "cudnn"}
+            gpus = gpus or {r["device"] for r in rows}
+            for gpu in gpus:
+                self.by_gpu.setdefault(gpu, []).extend(rows)
+        self.lessons = sorted({r["lesson"] for rows in self.by_gpu.values() for r in rows})
+        self.variants = {}
+        for rows in self.by_gpu.values():
+            for r in rows:
+                self.variants.setdefault(r["lesson"], set()).add(r["variant"])
+
+    def lesson(self, number):
+        for name in self.lessons:
+            if name.startswith(number + "_"):
+                return name
+        return None
+
+    def find(self, gpu, lesson, variant, problem):
+        rows = [r for r in self.by_gpu.get(gpu, [])
+                if r["lesson"] == lesson and r["variant"] == variant]
+        if problem.get("preset"):
+            return [r for r in rows if r["preset"] == problem["preset"]]
+        rows = [r for r in rows if r["preset"] == "custom" and
+                int(r["ksize"]) == problem["ksize"]]
+        if problem.get("h"):
+            rows = [r for r in rows if int(r["h"]) == problem["h"] and
+                    int(r["w"]) == problem["w"]]
+        if len({(r["h"], r["w"], r["n"], r["cin"], r["cout"]) for r in rows}) > 1:
+            raise LookupError(f"{len(rows)} custom rows with ksize {problem['ksize']}: "
+                              "name the size")
+        return rows
+
+
+def parse_number(text):
+    """'1.42x' -> (1.42, tolerance); '8.98·10⁻⁸' and '4.60e-08' too. None if no number."""
+    text = text.translate(SUPERSCRIPT).replace("·10", "e").replace("−", "-")
+    m = re.fullmatch(r"\s*(-?\d+(?:\.(\d+))?)(?:e([-+]?\d+))?\s*(?:x|×|%|ms)?\s*", text)
+    if not m:
+        return None
+    decimals = len(m.group(2) or "")
+    exponent = int(m.group(3) or 0)
+    value = float(m.group(1)) * 10.0 ** exponent
+    return value, 0.5 * 10.0 ** (exponent - decimals) * 1.0001 + 1e-12
+
+
+def clean(cell):
+    return cell.replace("**", "").replace("`", "").strip()
+
+
+def parse_problem(text, known_presets):
+    """A problem cell or header: a preset name, or a ksize with an optional size."""
+    text = clean(text)
+    for name in re.findall(r"[a-z]+[0-9]*(?:-[0-9]+x[0-9]+)?", text):
+        if name in known_presets:
+            return {"preset": name}
+    m = re.fullmatch(r"(?:(\d+)(?:²|x(\d+)) )?(?:k=)?(\d+)(?:×\3)?(?: \((\d+)²\))?", text)
+    if not m:
+        return None
+    side = m.group(1) or m.group(4)
+    problem = {"ksize": int(m.group(3))}
+    if side:
+        problem.update(h=int(side), w=int(m.group(2) or side))
+    return problem
+
+
+class Page:
+    def __init__(self, path, results, report):
+        self.path = path
+        self.results = results
+        self.report = report
+        number = re.match(r"(\d\d)_", path.name)
+        self.lesson = results.lesson(number.group(1)) if number else None
+        self.presets = {r["preset"] for rows in results.by_gpu.values() for r in rows}
+        self.checked = 0
+        self.notes = []
+        self.tables = []
+
+    def gpu_at(self, lines, index):
+        """The GPU named last in the section (since the last heading) before line index."""
+        section = []
+        for line in reversed(lines[:index]):
+            section.insert(0, line)
+            if line.startswith("#"):
+                break
+        text = " ".join(section)
+        named = [(text.rfind(g), g) for g in self.results.by_gpu if g in text]
+        return max(named)[1] if named else None
+
+    def split_variant(self, text, lesson):
+        """'02 block32x8' -> ('02_gpu_naive', 'block32x8', ''); 'cuDNN (gemm)' -> cudnn.
+        The lesson is the one named in front, else the one given; the variant is None
+        when the text does not start with one of that lesson's variants."""
+        text = clean(text)
+        m = re.match(r"(\d\d) (.*)", text)
+        if m:
+            lesson = self.results.lesson(m.group(1))
+            text = m.group(2)
+        if text.lower().startswith("cudnn"):
+            return lesson, "cudnn", text[5:].strip()
+        word = text.split(" ")[0]
+        if lesson and word in self.results.variants.get(lesson, ()):
+            return lesson, word, text[len(word):].strip()
+        return lesson, None, text
+
+    def header_column(self, text, row_key):
+        """What a column header names: (lesson named in it or None, variant, problem,
+        metric), or None when the column is not checked."""
+        text = clean(text)
+        if text.lower() in METRICS:
+            return None, None, None, METRICS[text.lower()]
+        metric = None
+        for word in sorted(METRICS, key=len, reverse=True):
+            if text.lower().endswith(" " + word):
+                metric = METRICS[word]
+                text = text[:-len(word) - 1].strip()
+                break
+        lesson, variant, rest = self.split_variant(text, None)
+        if lesson is None:
+            _, variant, rest = self.split_variant(text, self.lesson)
+        if variant is not None:
+            return (lesson, variant, None, metric) if not rest else None
+        if row_key == "variant":
+            problem = parse_problem(text, self.presets)
+            if problem:
+                return None, None, problem, metric
+        return None
+
+    def check_cell(self, line_no, gpu, lesson, variant, problem, metric, cell):
+        cell = clean(cell)
+        if not cell or cell in ("-", "—"):
+            return
+        values = {}
+        both = re.fullmatch(r"([\d.]+) \(([\d.]+) ?%\)", cell)
+        if both:
+            values = {"median_ms": both.group(1), "roofline_pct": both.group(2)}
+        elif cell in ("PASS", "FAIL"):
+            values = {"status": cell}
+        elif metric:
+            values = {metric: cell}
+        elif re.search(r"[x×]$", cell):
+            values = {"vs_cudnn": cell}
+        elif cell.endswith("%"):
+            values = {"roofline_pct": cell}
+        else:
+            values = {"median_ms": cell}
+        values = {c: v for c, v in values.items()
+                  if c == "status" or parse_number(v) is not None}
+        if not values:
+            return
+        where = f"{self.path.name}:{line_no}"
+        try:
+            rows = self.results.find(gpu, lesson, variant, problem)
+        except LookupError as e:
+            self.report(f"{where}: {lesson} {variant}: {e}")
+            return
+        if not rows:
+            self.report(f"{where}: no row in results for {lesson} {variant} {problem} ({gpu})")
+            return
+        for column, shown in values.items():
+            if column == "status":
+                ok = any(r["status"] == shown for r in rows)
+                have = rows[0]["status"]
+            else:
+                value, tolerance = parse_number(shown)
+                have = [float(r[column]) for r in rows if r[column] != ""]
+                ok = any(abs(value - h) <= tolerance for h in have)
+                have = ", ".join(f"{h:g}" for h in have) or "empty"
+            self.checked += 1
+            if not ok:
+                name = problem.get("preset") or f"ksize {problem['ksize']}"
+                self.report(f"{where}: {lesson} {variant} {name} {column}: page says "
+                            f"{shown}, results have {have}")
+
+    def check_table(self, lines, start, rows):
+        header = rows[0][1]
+        key = re.sub(r"\s*\(.*\)$", "", clean(header[0]).lower())
+        if key not in ROW_KEYS:
+            return
+        row_key = "variant" if key == "variant" else "problem"
+        columns = {i: self.header_column(h, row_key) for i, h in enumerate(header) if i}
+        if not any(columns.values()):
+            return
+        gpu = self.gpu_at(lines, start)
+        if gpu is None:
+            self.notes.append(f"{self.path.name}:{start + 1}: table not checked: its section "
+                              "names no GPU of results/")
+            return
+        variant_col = next((i for i, h in enumerate(header)
+                            if i and clean(h).lower() == "variant"), None)
+        lesson_col = next((i for i, h in enumerate(header) if clean(h).lower() == "lesson"),
+                          None)
+        before = self.checked
+        problem = None
+        for line_no, cells in rows[2:]:
+            lesson = self.lesson
+            if lesson_col is not None:
+                lesson = self.results.lesson(clean(cells[lesson_col])[:2]) or lesson
+            if row_key == "problem":
+                if clean(cells[0]):
+                    problem = parse_problem(cells[0], self.presets)
+                row_variant = None
+                if variant_col is not None:
+                    lesson, row_variant, _ = self.split_variant(cells[variant_col], lesson)
+            else:
+                lesson, row_variant, _ = self.split_variant(cells[0], lesson)
+            for i, column in columns.items():
+                if column is None or i >= len(cells) or i == variant_col:
+                    continue
+                col_lesson, col_variant, col_problem, metric = column
+                variant = col_variant or row_variant
+                the_problem = col_problem or problem
+                if variant is None or the_problem is None:
+                    continue
+                self.check_cell(line_no, gpu, col_lesson or lesson, variant, the_problem,
+                                metric, cells[i])
+        self.tables.append(f"{self.path.name}:{start + 1}: {self.checked - before} numbers "
+                           f"({gpu})")
+
+    def check_console(self, lines, block):
+        lesson = gpu = problem = None
+        before = self.checked
+        for line_no, line in block:
+            m = re.match(r"lesson (\d\d_\w+) \|", line)
+            if m:
+                lesson = m.group(1)
+                gpu = next((g for g in self.results.by_gpu if f"| {g} |" in line), None)
+                continue
+            m = re.match(r"problem (\S+): .* (\d+)x(\d+) ksize=(\d+)", line)
+            if m:
+                problem = ({"preset": m.group(1)} if m.group(1) != "custom" else
+                           {"ksize": int(m.group(4)), "h": int(m.group(2)),
+                            "w": int(m.group(3))})
+                continue
+            cells = line.split()
+            if not (lesson and gpu and problem and len(cells) == 10 and
+                    cells[0] in self.results.variants.get(lesson, ())):
+                continue
+            for column, shown in zip(CONSOLE_COLUMNS, cells[1:]):
+                self.check_cell(line_no, gpu, lesson, cells[0], problem, column, shown)
+        if self.checked > before:
+            self.tables.append(f"{self.path.name}:{block[0][0]}: {self.checked - before} "
+                               f"numbers ({gpu}, console output)")
+
+    def check(self):
+        lines = self.path.read_text().splitlines()
+        table, block, in_code = [], [], False
+        for number, line in enumerate(lines + [""], start=1):
+            if line.startswith("```"):
+                if in_code:
+                    self.check_console(lines, block)
+                in_code, block = not in_code, []
+                continue
+            if in_code:
+                block.append((number, line))
+                continue
+            if line.startswith("|"):
+                table.append((number, [c.strip() for c in line.strip().strip("|").split("|")]))
+                continue
+            if len(table) > 2:
+                self.check_table(lines, table[0][0] - 1, table)
+            table = []
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--verbose"]
+    verbose = len(args) < len(sys.argv) - 1
+    root = Path(args[0]) if args else Path(__file__).resolve().parents[1]
+    results = Results(root)
+    if not results.by_gpu:
+        print(f"no results/*/bench.csv under {root}")
+        return 1
+    problems = []
+    total = 0
+    for path in sorted(root.glob("docs/*.md")) + [root / "README.md"]:
+        page = Page(path, results, problems.append)
+        page.check()
+        total += page.checked
+        for note in page.notes:
+            print("note: " + note)
+        if verbose:
+            for table in page.tables:
+                print("checked " + table)
+    for line in problems:
+        print(line)
+    print(f"{total} numbers checked against {', '.join(results.by_gpu)}: "
+          f"{len(problems)} mismatches")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
