@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "fileutil.h"
 #include "filters.h"
 
@@ -45,6 +46,8 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+#define USAGE_ERROR_SIZE 1024
+
 /* Largest image side and channel count the flags accept; the 32-bit element
  * check catches combinations that are too large together. */
 #define MAX_SIDE 1000000
@@ -52,14 +55,16 @@ static const struct option long_options[] = {
 #define MAX_BATCH 65535
 #define MAX_DEVICE_ID 1023
 
+/* One line, with the bytes of the user's text escaped (a newline in --size stays
+ * on the line). */
 static enum cli_status usage_error(const char *format, ...)
 {
+    char message[USAGE_ERROR_SIZE];
     va_list args;
     va_start(args, format);
-    fputs("error: ", stderr);
-    vfprintf(stderr, format, args);
-    fputs(" (see --help)\n", stderr);
+    escape_vformat(message, sizeof message, format, args);
     va_end(args);
+    print_error("%s (see --help)", message);
     return CLI_EXIT_USAGE;
 }
 
@@ -172,12 +177,29 @@ static bool read_count(const char *flag, const char *text, long lo, long hi, lon
     return false;
 }
 
-static enum cli_status check_writable(const char *flag, const char *path)
+/* Every output is a new name or a regular file, never one of the inputs (compared
+ * by device and inode, not by name), checked before any work. */
+static enum cli_status check_outputs(const struct options *o)
 {
-    if (path && !path_writable(path))
-        return usage_error("%s %s: cannot write there (missing folder or no permission)", flag,
-                           path);
-    return CLI_RUN;
+    const char *filter_file =
+        o->filter_spec && filter_spec_is_file(o->filter_spec) ? o->filter_spec : NULL;
+    const struct file_arg inputs[] = {
+        {"--input", o->input_path}, {"--weights", o->weights_path}, {"--bias", o->bias_path},
+        {"--image", o->image_path}, {"--filter", filter_file},
+    };
+    const size_t count = sizeof inputs / sizeof inputs[0];
+    char err[USAGE_ERROR_SIZE];
+    bool ok = (!o->csv_path || append_path_check((struct file_arg){"--csv", o->csv_path},
+                                                 inputs, count, err, sizeof err)) &&
+              (!o->output_path || output_path_check((struct file_arg){"--output", o->output_path},
+                                                    inputs, count, err, sizeof err)) &&
+              (!o->image_out_path ||
+               output_path_check((struct file_arg){"--out", o->image_out_path}, inputs, count,
+                                 err, sizeof err));
+    if (ok)
+        return CLI_RUN;
+    print_error("%s", err);
+    return CLI_EXIT_USAGE;
 }
 
 /* Flags that describe the problem explicitly (and so conflict with --preset,
@@ -344,9 +366,7 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     enum cli_status status = check_modes(o, &g);
     if (status != CLI_RUN)
         return status;
-    if ((status = check_writable("--csv", o->csv_path)) != CLI_RUN ||
-        (status = check_writable("--output", o->output_path)) != CLI_RUN ||
-        (status = check_writable("--out", o->image_out_path)) != CLI_RUN)
+    if ((status = check_outputs(o)) != CLI_RUN)
         return status;
     if (o->input_path) {
         o->mode = MODE_NPY;

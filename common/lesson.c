@@ -325,8 +325,10 @@ static void emit(struct run *r, const struct result_row *row)
     if (row->skipped)
         return;
     struct run_context ctx = {r->lesson->name, r->opts.preset, r->host.shape, r->opts.csv_path};
-    if (r->opts.csv_path && !csv_append(&ctx, row))
+    if (r->opts.csv_path && !csv_append(&ctx, row)) {
         r->failures++;
+        r->opts.csv_path = NULL; /* one error line, not one per row */
+    }
 }
 
 /* The cuDNN rows a variant of this format is compared with. */

@@ -1,12 +1,17 @@
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "report.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "build_info.h"
+#include "escape.h"
+#include "fileutil.h"
+
+#define CSV_ERROR_SIZE 512
 
 const char *row_status(const struct result_row *row)
 {
@@ -79,15 +84,14 @@ static void csv_text(FILE *f, const char *text)
 
 bool csv_append(const struct run_context *ctx, const struct result_row *row)
 {
-    struct stat st;
-    bool fresh = stat(ctx->csv_path, &st) != 0 || st.st_size == 0;
-    FILE *f = fopen(ctx->csv_path, "a");
+    /* The row is built in memory, then appended in one write: whole or not at all. */
+    char *line = NULL;
+    size_t line_size = 0;
+    FILE *f = open_memstream(&line, &line_size);
     if (!f) {
-        fprintf(stderr, "error: --csv %s: cannot open for appending\n", ctx->csv_path);
+        print_error("--csv %s: out of host memory for a row", ctx->csv_path);
         return false;
     }
-    if (fresh)
-        fprintf(f, "%s\n", CSV_HEADER);
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -109,10 +113,13 @@ bool csv_append(const struct run_context *ctx, const struct result_row *row)
     csv_number(f, "%.3e", row->verified ? row->check.max_abs : NAN);
     fprintf(f, ",%s,%s,%s,%s", row_status(row), build_commit, date, layout_name(row->layout));
     csv_text(f, row->params);
-    fputc('\n', f);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
+    char err[CSV_ERROR_SIZE];
     if (!ok)
-        fprintf(stderr, "error: --csv %s: write failed\n", ctx->csv_path);
+        print_error("--csv %s: out of host memory for a row", ctx->csv_path);
+    else if (!(ok = append_line(ctx->csv_path, CSV_HEADER, line, err, sizeof err)))
+        print_error("--csv %s", err);
+    free(line);
     return ok;
 }
