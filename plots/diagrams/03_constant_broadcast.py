@@ -8,20 +8,19 @@ the same tap. (b) Lesson 03: the tap comes from the constant cache, one read bro
 to the warp; only the input load goes through L1. (c) The trap: threads that read
 different constant addresses get their reads one after another.
 """
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+from diagram import save  # noqa: E402
 
 LANES = 32
 THREAD_COLOUR = "#4c72b0"
 INPUT_COLOUR = "#8fbc8f"
 FILTER_COLOUR = "#f2b134"
 SERIAL_COLOUR = "#e6a1a1"
-OUT_PATH = Path(__file__).resolve().parents[2] / "docs" / "img" / "03_constant_broadcast.png"
+OUT_NAME = "03_constant_broadcast.png"
 
 
 def box(ax, x, y, w, h, colour, text=None, size=8, text_colour="black"):
@@ -111,9 +110,7 @@ def main():
     fig.suptitle("One warp at one filter tap (i, j): where the 32 threads' operands come "
                  "from (arrows: data)", fontsize=12)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.91, bottom=0.02, hspace=0.3)
-    OUT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(OUT_PATH, dpi=110)
-    print(f"wrote {OUT_PATH}")
+    save(fig, OUT_NAME)
 
 
 if __name__ == "__main__":

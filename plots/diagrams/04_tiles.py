@@ -6,13 +6,12 @@ Small sizes so every cell is visible: radius 2, an 8x8-thread input tile for (a)
 and an 8x4 output tile for (b) and (c). The kernels use radius ksize/2, 32x32
 threads for (a) and 32x8 for (b) and (c); the shapes of the pictures stay the same.
 """
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
+from diagram import save  # noqa: E402
 
 RADIUS = 2
 IN_TILE = 8  # (a): threads per side of the block = input tile
@@ -23,7 +22,7 @@ HALO_COLOUR = "#f2b134"
 PASS_COLOURS = ["#8fbc8f", "#b39ddb", "#e6a1a1", "#9fd3d6"]
 GLOBAL_COLOUR = "#d9d9d9"
 
-OUT_PATH = Path(__file__).resolve().parents[2] / "docs" / "img" / "04_tiles.png"
+OUT_NAME = "04_tiles.png"
 
 
 def cell(ax, x, y, colour, hatch=None, alpha=1.0):
@@ -111,9 +110,7 @@ def main():
     fig.suptitle(f"Shared-memory tiles for a {2 * RADIUS + 1}x{2 * RADIUS + 1} filter "
                  f"(radius {RADIUS})", fontsize=12)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.84, bottom=0.02, wspace=0.12)
-    OUT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(OUT_PATH, dpi=110)
-    print(f"wrote {OUT_PATH}")
+    save(fig, OUT_NAME)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ with row t - 1), the copy of row t + 3 starts into the slot row t - 1 leaves, an
 FMAs read row t from shared memory. Three rows are always on their way, and none of
 them holds a register.
 """
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle  # noqa: E402
+from diagram import save  # noqa: E402
 
 STAGES = 4
 STEPS = 8
@@ -25,7 +24,7 @@ FLIGHT_COLOUR = "#f2b134"
 ISSUED_COLOUR = "#fbe3a6"
 MEMORY_COLOUR = "#8fbc8f"
 REGISTER_COLOUR = "#b39ddb"
-OUT_PATH = Path(__file__).resolve().parents[2] / "docs" / "img" / "05_cp_async_ring.png"
+OUT_NAME = "05_cp_async_ring.png"
 
 
 def box(ax, x, y, w, h, colour, text=None, size=8, hatch=None, text_colour="black"):
@@ -94,9 +93,7 @@ def main():
     fig.suptitle("strip_ring: a ring of 4 shared rows filled by cp.async, 3 rows always in "
                  "flight", fontsize=12)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.86, bottom=0.02)
-    OUT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(OUT_PATH, dpi=110)
-    print(f"wrote {OUT_PATH}")
+    save(fig, OUT_NAME)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ once; input row t meets output row u with filter row i = t - u, so each row that
 is added into K = 5 output rows at once. The kernels use strips of up to 32 rows; six
 are drawn.
 """
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
+from diagram import save  # noqa: E402
 
 R = 2
 K = 2 * R + 1
@@ -31,7 +30,7 @@ UNUSED_COLOUR = "#d9d9d9"
 OUTPUT_COLOUR = "#4c72b0"
 WINDOW_COLOUR = "#f2b134"
 NOW_COLOUR = "#c44e52"
-OUT_PATH = Path(__file__).resolve().parents[2] / "docs" / "img" / "05_sliding_window.png"
+OUT_NAME = "05_sliding_window.png"
 
 
 def cell(ax, x, y, colour, text=None, hatch=None, size=8, text_colour="black"):
@@ -123,9 +122,7 @@ def main():
     ], loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=3, fontsize=8.5, frameon=False)
     fig.suptitle(f"Register tiling for a {K}x{K} filter: one thread's windows", fontsize=12)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.88, bottom=0.02, hspace=0.25)
-    OUT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(OUT_PATH, dpi=110)
-    print(f"wrote {OUT_PATH}")
+    save(fig, OUT_NAME)
 
 
 if __name__ == "__main__":

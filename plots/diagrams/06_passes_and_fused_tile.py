@@ -9,13 +9,12 @@ Phase 1 row-filters the tile's rows and r rows above and below it into shared me
 pixel. Drawn small (a 16 x 8 output tile, radius 2); the kernel's tile is 128 x 64
 outputs and its rows are loaded with the halo rounded up to 4 columns.
 """
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle  # noqa: E402
+from diagram import save  # noqa: E402
 
 R = 2
 HALO = 4  # R rounded up to 4 columns, as the 16-byte loads need
@@ -25,8 +24,7 @@ MID_COLOUR = "#f2b134"
 OUTPUT_COLOUR = "#4c72b0"
 HALO_COLOUR = "#d9d9d9"
 DRAM_COLOUR = "#e6a1a1"
-OUT_PATH = (Path(__file__).resolve().parents[2] / "docs" / "img" /
-            "06_passes_and_fused_tile.png")
+OUT_NAME = "06_passes_and_fused_tile.png"
 
 
 def grid(ax, x0, y0, w, h, colour_at, label=None):
@@ -115,9 +113,7 @@ def main():
     fig.suptitle(f"A separable {2 * R + 1}x{2 * R + 1} filter: two passes through DRAM, "
                  "or one fused tile", fontsize=12)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.89, bottom=0.02, hspace=0.2)
-    OUT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(OUT_PATH, dpi=110)
-    print(f"wrote {OUT_PATH}")
+    save(fig, OUT_NAME)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,11 @@ from the seed's distributions (weights and bias uniform in [0, 1), inputs unifor
 The seed's own mean differences are drawn on top: they follow the TF32 line, not the
 fp32 one, except for the 3-channel layer, which follows fp32.
 """
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from diagram import save  # noqa: E402
 import numpy as np  # noqa: E402
 
 SEED = 7
@@ -38,7 +37,7 @@ SEED_MEAN_DIFF = {3: 1.3732371e-07, 64: (0.0016611373 + 0.0016632475) / 2,
 TF32_DROPPED_BITS = 13  # float32 keeps 23 mantissa bits, TF32 10
 DPI = 120
 
-OUT_PATH = Path(__file__).resolve().parents[2] / "docs" / "img" / "07_rounding.png"
+OUT_NAME = "07_rounding.png"
 
 
 def to_tf32(v):
@@ -93,10 +92,7 @@ def main():
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=9)
     fig.tight_layout()
-    tmp = OUT_PATH.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=DPI)
-    tmp.replace(OUT_PATH)
-    print(OUT_PATH)
+    save(fig, OUT_NAME, dpi=DPI)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,16 @@
+"""What every diagram script here shares: where its PNG goes and how it is written."""
+from pathlib import Path
+
+IMG_DIR = Path(__file__).resolve().parents[2] / "docs" / "img"
+DPI = 110
+
+
+def save(fig, name, dpi=DPI):
+    """Writes fig to docs/img/<name> under a temporary name, then renames it, so a
+    reader never sees half a file."""
+    IMG_DIR.mkdir(parents=True, exist_ok=True)
+    path = IMG_DIR / name
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=dpi)
+    tmp.replace(path)
+    print(f"wrote {path}")
