@@ -297,6 +297,8 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     bool gpu = lesson->target == TARGET_GPU;
     o->reps = gpu ? GPU_DEFAULT_REPS : CPU_DEFAULT_REPS;
     o->warmup = gpu ? GPU_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP;
+    o->gpu_reps = GPU_DEFAULT_REPS;
+    o->gpu_warmup = GPU_DEFAULT_WARMUP;
     o->seed = DEFAULT_SEED;
     o->verify = true;
     o->cudnn = true;
@@ -325,11 +327,11 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         case FLAG_LIST_PRESETS: print_presets(); return CLI_EXIT_OK;
         case FLAG_REPS:
             if (!read_count("--reps", optarg, 1, MAX_REPS, &v)) return CLI_EXIT_USAGE;
-            o->reps = (int)v;
+            o->reps = o->gpu_reps = (int)v;
             break;
         case FLAG_WARMUP:
             if (!read_count("--warmup", optarg, 0, MAX_REPS, &v)) return CLI_EXIT_USAGE;
-            o->warmup = (int)v;
+            o->warmup = o->gpu_warmup = (int)v;
             break;
         case FLAG_SEED:
             if (!read_count("--seed", optarg, 0, LONG_MAX, &v)) return CLI_EXIT_USAGE;

@@ -16,8 +16,10 @@ struct options {
     struct conv_shape shape; /* in npy mode filled from the files, in image mode from the image */
     const char *preset;      /* preset name, or "custom" */
     bool ksize_given;        /* --ksize was on the command line */
-    int reps;
+    int reps;       /* of the lesson's variants: the CPU or GPU default, or --reps */
     int warmup;
+    int gpu_reps;   /* of the cuDNN rows, which run on the GPU in a CPU lesson too */
+    int gpu_warmup;
     uint64_t seed;
     const char *variant; /* NULL: all variants */
     bool verify;

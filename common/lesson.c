@@ -154,12 +154,19 @@ static void draw_set_input(void *context, int set, float *input)
         input[i] = dtype_round(dc->dtype, input[i]);
 }
 
+/* Buffer sets to rotate over in this format: one outside bench mode. */
+static int sets_for(const struct run *r, enum dtype d, enum layout l)
+{
+    if (r->opts.mode != MODE_BENCH)
+        return 1;
+    return buffer_sets_for(buffer_set_bytes(&r->host.shape, d, l), r->gpu.l2_bytes,
+                           r->gpu.free_bytes);
+}
+
 static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, enum layout l)
 {
     const struct conv_shape *s = &r->host.shape;
-    int sets = r->opts.mode == MODE_BENCH
-                   ? buffer_sets_for(buffer_set_bytes(s, d, l), r->gpu.l2_bytes, r->gpu.free_bytes)
-                   : 1;
+    int sets = sets_for(r, d, l);
     struct draw_context dc = {r, d};
     gpu_buffers_create(b, s, d, l, sets, draw_set_input, &dc, inputs_for(r, d)->weights,
                        r->host.bias, r->stream);
@@ -263,10 +270,7 @@ static void print_problem(const struct run *r)
     if (r->have_gpu) {
         struct roofline roof = roofline_for(r, bytes, conv_flops(s), DTYPE_FP32);
         size_t set_mb = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) >> 20;
-        int sets = r->opts.mode == MODE_BENCH
-                       ? buffer_sets_for(buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW),
-                                         r->gpu.l2_bytes, r->gpu.free_bytes)
-                       : 1;
+        int sets = sets_for(r, DTYPE_FP32, LAYOUT_NCHW);
         printf("fp32 roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
                roofline_memory_bound(&roof) ? "memory" : "compute");
         if (sets > 1)
@@ -403,7 +407,7 @@ static void bench_cudnn(struct run *r, struct baseline *base)
     size_t free_bytes, total_bytes;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     struct cudnn_row best = cudnn_best_row(&b, free_bytes, check_cudnn_output, &cc, r->host_out,
-                                           r->opts.warmup, r->opts.reps);
+                                           r->opts.gpu_warmup, r->opts.gpu_reps);
     gpu_buffers_free(&b);
     printf("(cuDNN %s %s, conv without bias, every algorithm timed: %s)\n", dtype_name(d),
            layout_name(l), best.tried);

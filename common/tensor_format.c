@@ -153,54 +153,56 @@ float dtype_round(enum dtype d, float x)
     }
 }
 
-/* Flat index of element (n, c, y, x) in a layout (bits: the index of its word). */
-static size_t offset_of(struct dims4 d, enum layout l, int n, int c, int y, int x)
+/* Where element i of the NCHW order lives in a layout (bits: the index of its word),
+ * and its channel. */
+static size_t offset_of(struct dims4 d, enum layout l, size_t i, int *channel)
 {
+    size_t plane = (size_t)d.h * d.w;
+    size_t x = i % d.w, y = i / d.w % d.h, c = i / plane % d.c, n = i / plane / d.c;
+    *channel = (int)c;
     switch (l) {
-    case LAYOUT_NHWC: return (((size_t)n * d.h + y) * d.w + x) * d.c + c;
-    case LAYOUT_BITS:
-        return (((size_t)n * d.h + y) * d.w + x) * words_per_pixel(d.c) + c / BITS_PER_WORD;
-    default: return (((size_t)n * d.c + c) * d.h + y) * d.w + x;
+    case LAYOUT_NHWC: return ((n * d.h + y) * d.w + x) * d.c + c;
+    case LAYOUT_BITS: return ((n * d.h + y) * d.w + x) * words_per_pixel(d.c) + c / BITS_PER_WORD;
+    default: return i;
     }
+}
+
+static size_t element_count(struct dims4 d)
+{
+    return (size_t)d.n * d.c * d.h * d.w;
 }
 
 void tensor_from_nchw(const float *src, struct dims4 d, enum dtype t, enum layout l, void *dst)
 {
     if (l == LAYOUT_BITS)
         memset(dst, 0, tensor_bytes(d, t, l)); /* padding bits of the last word stay 0 */
-    size_t i = 0;
-    for (int n = 0; n < d.n; n++)
-        for (int c = 0; c < d.c; c++)
-            for (int y = 0; y < d.h; y++)
-                for (int x = 0; x < d.w; x++, i++) {
-                    size_t at = offset_of(d, l, n, c, y, x);
-                    float v = src[i];
-                    if (l == LAYOUT_BITS) {
-                        if (v >= 0.0f)
-                            ((uint32_t *)dst)[at] |= 1u << (c % BITS_PER_WORD);
-                    } else if (t == DTYPE_FP16) {
-                        ((uint16_t *)dst)[at] = float_to_half_bits(v);
-                    } else if (t == DTYPE_BF16) {
-                        ((uint16_t *)dst)[at] = float_to_bf16_bits(v);
-                    } else {
-                        ((float *)dst)[at] = v;
-                    }
-                }
+    for (size_t i = 0; i < element_count(d); i++) {
+        int c;
+        size_t at = offset_of(d, l, i, &c);
+        float v = src[i];
+        if (l == LAYOUT_BITS) {
+            if (v >= 0.0f)
+                ((uint32_t *)dst)[at] |= 1u << (c % BITS_PER_WORD);
+        } else if (t == DTYPE_FP16) {
+            ((uint16_t *)dst)[at] = float_to_half_bits(v);
+        } else if (t == DTYPE_BF16) {
+            ((uint16_t *)dst)[at] = float_to_bf16_bits(v);
+        } else {
+            ((float *)dst)[at] = v;
+        }
+    }
 }
 
 void tensor_to_nchw(const void *src, struct dims4 d, enum dtype t, enum layout l, float *dst)
 {
-    size_t i = 0;
-    for (int n = 0; n < d.n; n++)
-        for (int c = 0; c < d.c; c++)
-            for (int y = 0; y < d.h; y++)
-                for (int x = 0; x < d.w; x++, i++) {
-                    size_t at = offset_of(d, l, n, c, y, x);
-                    if (t == DTYPE_FP16)
-                        dst[i] = half_bits_to_float(((const uint16_t *)src)[at]);
-                    else if (t == DTYPE_BF16)
-                        dst[i] = bf16_bits_to_float(((const uint16_t *)src)[at]);
-                    else
-                        dst[i] = ((const float *)src)[at];
-                }
+    for (size_t i = 0; i < element_count(d); i++) {
+        int c;
+        size_t at = offset_of(d, l, i, &c);
+        if (t == DTYPE_FP16)
+            dst[i] = half_bits_to_float(((const uint16_t *)src)[at]);
+        else if (t == DTYPE_BF16)
+            dst[i] = bf16_bits_to_float(((const uint16_t *)src)[at]);
+        else
+            dst[i] = ((const float *)src)[at];
+    }
 }
