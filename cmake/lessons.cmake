@@ -1,4 +1,4 @@
-# add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>...)
+# add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>... [CASES "<name>=<flags>"...])
 #
 # Builds a lesson's executable (bin/<folder>) and registers its checks with ctest:
 #   <folder>.<case>        every variant on an awkward size, checked against gold
@@ -7,7 +7,8 @@
 #                          validation happens before any GPU work)
 #   <folder>.memcheck ...  compute-sanitizer memcheck, racecheck and synccheck at a
 #                          small size (label sanitize), for GPU lessons
-# MULTICHANNEL lessons also get batched multi-channel cases.
+# MULTICHANNEL lessons also get batched multi-channel cases; CASES adds a lesson's own
+# awkward sizes, run like the others.
 
 set(CONV_LESSON_CASES
   "one_pixel=--size 1x1 --ksize 3"
@@ -71,7 +72,7 @@ function(_conv_add_cases target label prefix)
 endfunction()
 
 function(add_lesson target)
-  cmake_parse_arguments(L "CPU;MULTICHANNEL" "" "SOURCES" ${ARGN})
+  cmake_parse_arguments(L "CPU;MULTICHANNEL" "" "SOURCES;CASES" ${ARGN})
   add_executable(${target} ${L_SOURCES})
   target_link_libraries(${target} PRIVATE conv_common)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
@@ -85,6 +86,7 @@ function(add_lesson target)
   if(L_MULTICHANNEL)
     _conv_add_cases(${target} ${label} "" ${CONV_MULTICHANNEL_CASES})
   endif()
+  _conv_add_cases(${target} ${label} "" ${L_CASES})
   _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES})
 
   add_test(NAME ${target}.image

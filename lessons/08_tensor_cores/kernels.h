@@ -1,0 +1,27 @@
+/* The launchers of lesson 08, one file per idea. Each enqueues its kernel on
+ * a->stream; input, weights and output are NHWC (weights KRSC) device tensors in the
+ * variant's dtype, bias is fp32 (NULL when the layer has none). */
+#ifndef KERNELS_H
+#define KERNELS_H
+
+#include "lesson.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The WMMA API on fp16: 16x16x16 fragments, one tile at a time (conv_wmma.cu). */
+void launch_conv2d_wmma_fp16(const struct conv_args *a);
+
+/* mma.sync with ldmatrix from swizzled tiles and a cp.async ring (conv_mma.cu), on
+ * fp16, bf16, fp32 in TF32, and fp32 in 3xTF32. */
+void launch_conv2d_mma_fp16(const struct conv_args *a);
+void launch_conv2d_mma_bf16(const struct conv_args *a);
+void launch_conv2d_mma_tf32(const struct conv_args *a);
+void launch_conv2d_3xtf32(const struct conv_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

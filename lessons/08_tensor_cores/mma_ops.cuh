@@ -1,0 +1,199 @@
+/* The warp-level tensor-core instructions of lesson 08, one wrapper each, and what
+ * each storage type means to them. A tensor-core instruction is issued by a whole
+ * warp: every lane holds a few elements of the A, B and C tiles (a fragment), in an
+ * order the PTX ISA fixes for each shape ("Matrix Fragments for mma.m16n8k16").
+ *
+ *   fp16, bf16   mma.m16n8k16: A 16x16, B 16x8, 2 elements per 32-bit register
+ *   tf32         mma.m16n8k8:  A 16x8,  B 8x8,  1 element per register
+ *
+ * Both shapes read 32 bytes of k per row, so the kernels move data in 16-byte
+ * chunks and one code path serves every type: a k-step is two chunks. */
+#ifndef MMA_OPS_CUH
+#define MMA_OPS_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#define CHUNK_BYTES 16
+#define KSTEP_CHUNKS 2 /* 32 bytes of k per mma */
+
+/* ldmatrix.x4: four 8x8 matrices of 16-bit elements (8 rows of 16 bytes each);
+ * lane l gives the address of row l % 8 of matrix l / 8 and receives one 32-bit
+ * register of each matrix: row l / 4, elements 2(l % 4) and 2(l % 4) + 1. For 32-bit
+ * elements the same bytes are row l / 4, element l % 4: the tf32 fragment. */
+static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *smem_row)
+{
+#if __CUDA_ARCH__ >= 750
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(smem_row)));
+#else
+    __trap();
+#endif
+}
+
+/* One warp's tile: acc[i][j] += a[i] * b[j] for MT 16-row fragments of A and NT
+ * 8-column fragments of B, with the mma `op`. */
+template <int MT, int NT, typename Op>
+static __device__ __forceinline__ void multiply_fragments(float (&acc)[MT][NT][4],
+                                                          const uint32_t (&a)[MT][4],
+                                                          const uint32_t (&b)[NT][2], Op op)
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            op(acc[i][j], a[i], b[j]);
+}
+
+static __device__ __forceinline__ void mma_f16_m16n8k16(float d[4], const uint32_t a[4],
+                                                        const uint32_t b[2])
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap();
+#endif
+}
+
+static __device__ __forceinline__ void mma_bf16_m16n8k16(float d[4], const uint32_t a[4],
+                                                         const uint32_t b[2])
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap();
+#endif
+}
+
+static __device__ __forceinline__ void mma_tf32_m16n8k8(float d[4], const uint32_t a[4],
+                                                        const uint32_t b[2])
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap();
+#endif
+}
+
+/* The storage types: the element, how a warp multiplies its fragments, and how a
+ * pair of neighbouring output channels is stored (fp16 and bf16 layers write their
+ * own type, as the library does; the others write fp32). */
+struct mma_fp16 {
+    typedef __half elem;
+    typedef __half out;
+    template <int MT, int NT>
+    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
+                                                    uint32_t (&b)[NT][2])
+    {
+        multiply_fragments(acc, a, b, mma_f16_m16n8k16);
+    }
+    static __device__ __forceinline__ void store(__half *p, float v0, float v1, bool pair)
+    {
+        if (pair)
+            *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(v0, v1);
+        else
+            *p = __float2half_rn(v0);
+    }
+};
+
+struct mma_bf16 {
+    typedef __nv_bfloat16 elem;
+    typedef __nv_bfloat16 out;
+    template <int MT, int NT>
+    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
+                                                    uint32_t (&b)[NT][2])
+    {
+        multiply_fragments(acc, a, b, mma_bf16_m16n8k16);
+    }
+    static __device__ __forceinline__ void store(__nv_bfloat16 *p, float v0, float v1, bool pair)
+    {
+        if (pair)
+            *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(v0, v1);
+        else
+            *p = __float2bfloat16_rn(v0);
+    }
+};
+
+/* fp32 data, fp32 output. */
+struct mma_fp32_storage {
+    typedef float elem;
+    typedef float out;
+    static __device__ __forceinline__ void store(float *p, float v0, float v1, bool pair)
+    {
+        if (pair)
+            *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+        else
+            *p = v0;
+    }
+};
+
+/* fp32 data in TF32: the tensor core reads the top 19 bits of each operand (sign,
+ * exponent, 10 mantissa bits) and ignores the rest: what PyTorch does by default
+ * for convolutions. */
+struct mma_tf32 : mma_fp32_storage {
+    template <int MT, int NT>
+    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
+                                                    uint32_t (&b)[NT][2])
+    {
+        multiply_fragments(acc, a, b, mma_tf32_m16n8k8);
+    }
+};
+
+/* x rounded to the nearest TF32 value, as a 32-bit pattern. */
+static __device__ __forceinline__ uint32_t to_tf32(float x)
+{
+    uint32_t r;
+#if __CUDA_ARCH__ >= 800
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+#else
+    r = __float_as_uint(x);
+#endif
+    return r;
+}
+
+/* Splits n fp32 patterns x into big = tf32(x) (in place) and small = tf32(x - big). */
+template <int N>
+static __device__ __forceinline__ void split_tf32(uint32_t (&x)[N], uint32_t (&small)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const float v = __uint_as_float(x[i]);
+        x[i] = to_tf32(v);
+        small[i] = to_tf32(v - __uint_as_float(x[i]));
+    }
+}
+
+/* 3xTF32: each fp32 operand is split as big + small, which together keep about 21
+ * of its 24 bits, and a*b ~ big_a*big_b + big_a*small_b + small_a*big_b (small*small
+ * is below fp32's rounding): fp32 accuracy from three tensor-core products. The
+ * two small products are added before the big one. */
+struct mma_3xtf32 : mma_fp32_storage {
+    template <int MT, int NT>
+    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
+                                                    uint32_t (&b)[NT][2])
+    {
+        uint32_t a_small[MT][4], b_small[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+            split_tf32(a[i], a_small[i]);
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            split_tf32(b[j], b_small[j]);
+        multiply_fragments(acc, a_small, b, mma_tf32_m16n8k8);
+        multiply_fragments(acc, a, b_small, mma_tf32_m16n8k8);
+        multiply_fragments(acc, a, b, mma_tf32_m16n8k8);
+    }
+};
+
+#endif
