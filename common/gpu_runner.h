@@ -1,8 +1,8 @@
-/* Running and timing work on the GPU, as DESIGN.md's "Measuring" asks: device
- * events around the launches only, warm-up first, median and min of many runs, and
- * for problems that would sit in L2 a rotation over several input/output buffer
- * sets so each run reads from DRAM as a real layer would. Each set holds its own
- * input, converted to the format of the variants that run on it before timing. */
+/* Running and timing work on the GPU: device events around the launches only,
+ * warm-up first, median and min of many runs, and for problems that would sit in L2
+ * a rotation over several input/output buffer sets so each run reads from DRAM as a
+ * real layer would. Each set holds its own input, converted to the format of the
+ * variants that run on it before timing. */
 #ifndef GPU_RUNNER_H
 #define GPU_RUNNER_H
 

@@ -1,5 +1,6 @@
 /* What a run prints and records: the console table (one row per variant) and the
- * CSV, whose columns are fixed by DESIGN.md. */
+ * CSV. Every lesson writes the same columns (CSV_HEADER), so one file can hold the
+ * rows of all lessons and plots/plot.py can read any of them. */
 #ifndef REPORT_H
 #define REPORT_H
 

@@ -69,6 +69,13 @@ CUDNN_COLOUR = "dimgrey"
 FAIL_COLOUR = "red"
 FAIL_ALPHA = 0.35
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "H", "d")
+# The roofline model gives each problem its own marker: every shape filled, then every
+# shape hollow; only beyond that many problems do markers repeat (with a note).
+MARKER_STYLES = tuple((m, True) for m in MARKERS) + tuple((m, False) for m in MARKERS)
+# The harness writes gbps, gflops and roofline_pct with two decimals (common/report.c):
+# each value may be off by half of the last one.
+CSV_HALF_UNIT = 0.005
+GFLOPS_PER_TFLOPS = 1000.0
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A dashed horizontal line with its text; bars_start_here: bars grow up or down from it.
@@ -235,7 +242,8 @@ class Roof:
         return f"copy bandwidth {'' if self.bandwidth_seen else '>= '}{self.bandwidth:.0f} GB/s"
 
     def peak_text(self):
-        return f"FP32 peak {'' if self.peak_seen else '>= '}{self.peak:.0f} GFLOP/s"
+        tflops = self.peak / GFLOPS_PER_TFLOPS
+        return f"FP32 peak {'' if self.peak_seen else '>= '}{tflops:.1f} TFLOP/s"
 
 
 def derive_roof(rows):
@@ -246,21 +254,31 @@ def derive_roof(rows):
         roof_gflops = gflops * 100 / roofline_pct = flops / roof_time
                     = min(I * bandwidth, peak),   with I = flops / bytes = gflops / gbps,
     the roof at that row's arithmetic intensity. Divided by I it gives
-    min(bandwidth, peak / I): the copy bandwidth itself for a memory-bound row, less
-    for a compute-bound one, so the largest over all rows is the bandwidth. The roof
-    itself never exceeds the peak and reaches it on compute-bound rows, so the largest
-    roof_gflops is the peak. Without rows of one kind the value is only a lower bound.
+    min(bandwidth, peak / I) = gbps * 100 / roofline_pct: the copy bandwidth itself for
+    a memory-bound row, less for a compute-bound one, so the largest over all rows is
+    the bandwidth. The roof itself never exceeds the peak and reaches it on
+    compute-bound rows, so the largest roof_gflops is the peak. Without rows of one
+    kind the value is only a lower bound.
+
+    The CSV rounds its numbers, and a row far under its roof (0.73 % written for
+    0.734 %) would give a roof too high by its rounding; each row therefore gives the
+    smallest roof its rounded numbers allow, and the largest of those is the estimate.
     """
-    points = [(r["gflops"] * 100.0 / r["roofline_pct"], r["gflops"] / r["gbps"])
-              for r in rows if positive(r["gflops"], r["gbps"], r["roofline_pct"])]
+    points = []
+    for r in rows:
+        if positive(r["gflops"], r["gbps"], r["roofline_pct"]):
+            pct = r["roofline_pct"] + CSV_HALF_UNIT
+            points.append(((r["gflops"] - CSV_HALF_UNIT) * 100.0 / pct,
+                           (r["gbps"] - CSV_HALF_UNIT) * 100.0 / pct,
+                           r["gflops"] / r["gbps"]))
     if not points:
         return None
-    bandwidth = max(roof / intensity for roof, intensity in points)
-    peak = max(roof for roof, _ in points)
+    peak = max(roof for roof, _, _ in points)
+    bandwidth = max(copy for _, copy, _ in points)
     ridge = peak / bandwidth
     return Roof(bandwidth, peak,
-                bandwidth_seen=any(i < ridge * (1 - ROOF_MARGIN) for _, i in points),
-                peak_seen=any(i > ridge * (1 + ROOF_MARGIN) for _, i in points))
+                bandwidth_seen=any(i < ridge * (1 - ROOF_MARGIN) for _, _, i in points),
+                peak_seen=any(i > ridge * (1 + ROOF_MARGIN) for _, _, i in points))
 
 
 def positive(*values):
@@ -477,40 +495,70 @@ def label_bars_with_variant(ax, problems, series):
 
 
 def chart_roofline_model(gpu, rows, roof):
-    """Every PASS GPU row at (intensity, GFLOP/s) under the roof derived from the rows."""
+    """Every PASS GPU row at (intensity, GFLOP/s) under the roof derived from the rows:
+    colour the lesson, marker the problem, one legend for both."""
     points = [r for r in rows if is_gpu_row(r) and r["status"] == "PASS"
               and positive(r["gflops"], r["gbps"])]
     if not points or roof is None:
         return None
-    fig, ax = plt.subplots(figsize=(10, 6))
+    lessons = sorted(unique(r["lesson"] for r in points if r["variant"] != CUDNN))
+    colour = {lesson: variant_colour(i, lesson) for i, lesson in enumerate(lessons)}
+    problem = problems_by_shape(points)
+    problems = unique(problem.values())
+    if len(problems) > len(MARKER_STYLES):
+        print(f"plot.py: note: {gpu}: {len(problems)} problems, {len(MARKER_STYLES)} "
+              "markers: some problems share a marker", file=sys.stderr)
+    style = {p: MARKER_STYLES[i % len(MARKER_STYLES)] for i, p in enumerate(problems)}
+    fig, ax = plt.subplots(figsize=(10, max(6.0, 0.21 * (len(lessons) + len(problems) + 4))))
     use_log_scale(ax, "x")
     use_log_scale(ax, "y")
-    lessons = sorted(unique(r["lesson"] for r in points if r["variant"] != CUDNN))
-    problems = problem_order(points)
-    colour = {lesson: variant_colour(i, lesson) for i, lesson in enumerate(lessons)}
-    marker = {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(problems)}
     for r in points:
         c = CUDNN_COLOUR if r["variant"] == CUDNN else colour[r["lesson"]]
-        ax.scatter(r["gflops"] / r["gbps"], r["gflops"], color=c, marker=marker[r["problem"]],
-                   s=40, edgecolors="black", linewidths=0.4, zorder=3)
+        shape, filled = style[problem[shape_of(r)]]
+        ax.scatter(r["gflops"] / r["gbps"], r["gflops"], marker=shape, s=40, zorder=3,
+                   facecolors=c if filled else "none", edgecolors="black" if filled else c,
+                   linewidths=0.4 if filled else 1.2)
     ax.set_ylim(min(r["gflops"] for r in points) / LOG_PADDING, roof.peak * LOG_PADDING)
     draw_roof(ax, roof, [r["gflops"] / r["gbps"] for r in points])
     ax.set_xlabel("arithmetic intensity (FLOP / byte of minimum traffic)")
     ax.set_ylabel("GFLOP/s")
     ax.set_title(f"Roofline model: every PASS GPU row\n{gpu}")
     ax.grid(which="major", alpha=0.3)
-    colour_handles = [Line2D([], [], color=colour[lesson], marker="o", linestyle="none",
-                             label=lesson) for lesson in lessons]
+    names = [(lesson, colour[lesson]) for lesson in lessons]
     if any(r["variant"] == CUDNN for r in points):
-        colour_handles.append(Line2D([], [], color=CUDNN_COLOUR, marker="o",
-                                     linestyle="none", label="cuDNN"))
-    ax.add_artist(legend_outside(ax, colour_handles, title="lesson (colour)"))
-    marker_handles = [Line2D([], [], color="black", marker=marker[p], linestyle="none",
-                             markerfacecolor="none", label=p) for p in problems]
-    ax.legend(handles=marker_handles, loc="lower left", bbox_to_anchor=(1.01, 0.0),
-              borderaxespad=0.0, fontsize="small", title="problem (marker)",
-              title_fontsize="small")
+        names.append(("cuDNN", CUDNN_COLOUR))
+    headings = (0, len(names) + 1)
+    handles = [legend_heading("lesson (colour)")]
+    handles += [Line2D([], [], color=c, marker="o", linestyle="none", label=name)
+                for name, c in names]
+    handles.append(legend_heading("problem (marker)"))
+    handles += [Line2D([], [], color="black", marker=style[p][0], linestyle="none",
+                       markerfacecolor="dimgrey" if style[p][1] else "none", label=p)
+                for p in problems]
+    texts = legend_outside(ax, handles).get_texts()
+    for i in headings:
+        texts[i].set_fontweight("bold")
     return fig
+
+
+def shape_of(row):
+    return (row["n"], row["cin"], row["cout"], row["h"], row["w"], row["ksize"])
+
+
+def problems_by_shape(rows):
+    """{shape: problem label}: rows of the same shape are one problem, named by its
+    first label in the course's order (a custom 8192x8192 k=3 run is big3)."""
+    label = {}
+    for p in problem_order(rows):
+        for r in rows:
+            if r["problem"] == p:
+                label.setdefault(shape_of(r), p)
+    return label
+
+
+def legend_heading(text):
+    """A legend entry without a mark: a heading over the entries that follow."""
+    return Line2D([], [], linestyle="none", label=text)
 
 
 def draw_roof(ax, roof, intensities):

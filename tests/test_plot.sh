@@ -1,7 +1,7 @@
 #!/bin/sh
 # Tests plots/plot.py on tests/data/sample_bench.csv: the charts it must draw and skip,
 # the roof it must derive from the rows (the sample was made with a 3000 GB/s copy
-# bandwidth and a 60000 GFLOP/s peak), and how it refuses a bad or missing CSV.
+# bandwidth and a 60.0 TFLOP/s peak), and how it refuses a bad or missing CSV.
 #
 #   tests/test_plot.sh PYTHON PLOT_PY SAMPLE_CSV     (exit 77: PYTHON has no matplotlib)
 set -eu
@@ -87,8 +87,8 @@ case $roof_line in
 *) fail "derived bandwidth is not 3000 GB/s: $roof_line" ;;
 esac
 case $roof_line in
-*"FP32 peak 60000 GFLOP/s"*) ;;
-*) fail "derived peak is not 60000 GFLOP/s: $roof_line" ;;
+*"FP32 peak 60.0 TFLOP/s"*) ;;
+*) fail "derived peak is not 60.0 TFLOP/s: $roof_line" ;;
 esac
 
 # A CSV with another header: exit 2, one stderr line naming it, no PNG, even when a
