@@ -1,9 +1,9 @@
 /* Lesson 08, variants "mma_fp16", "mma_bf16", "mma_tf32" and "3xtf32": the implicit
  * GEMM of gemm_tiles.cuh on warp-level mma.sync, the way the libraries do it before
  * Hopper:
- *   - a block computes a 128-pixel x 128-channel tile of the output; each of its 8
- *     warps a 64 x 32 part of it, 16 mma per 32 bytes of k, 64 fp32 accumulators
- *     per thread: large warp tiles, so each fragment loaded feeds 4 mma;
+ *   - a block computes a 128-pixel x 128-channel tile of the output; each of its 4
+ *     warps a 64 x 64 part of it, 32 mma per 32 bytes of k, 128 fp32 accumulators
+ *     per thread: large warp tiles, so each fragment loaded feeds 4 or 8 mma;
  *   - fragments come from shared memory by ldmatrix (one instruction loads a warp's
  *     16x16 fragment), and the tiles there are XOR-swizzled so that it is free of
  *     bank conflicts;
@@ -18,35 +18,44 @@
 #include "grid_chunks.cuh"
 #include "kernels.h"
 
-#define MMA_BM 128     /* pixels per block */
-#define MMA_BN 128     /* output channels per block */
-#define MMA_CHUNKS 4   /* 64 bytes of k per tile row */
-#define MMA_STAGES 4   /* tiles in the ring */
-#define MMA_WARPS_M 2  /* warps along the pixels */
-#define MMA_WARPS_N 4  /* warps along the channels */
-#define MMA_THREADS (MMA_WARPS_M * MMA_WARPS_N * 32)
-#define MMA_BLOCKS_PER_SM 2
+/* A block's tiling: BM pixels x BN channels, WARPS_M x WARPS_N warps, tile rows of
+ * CHUNKS chunks (k per tile: CHUNKS * 16 bytes), STAGES tiles in the ring. */
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int CHUNKS_, int STAGES_, int BLOCKS_PER_SM_>
+struct tiling {
+    static constexpr int BM = BM_, BN = BN_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
+    static constexpr int CHUNKS = CHUNKS_, STAGES = STAGES_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
+    static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+    static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* one warp's tile */
+    static constexpr int TILE_CHUNKS = (BM + BN) * CHUNKS;    /* one stage: A, then B */
+    static constexpr int SMEM_BYTES = STAGES * TILE_CHUNKS * CHUNK_BYTES;
+};
 
-/* Bytes of shared memory: the ring of A and B tiles. */
-#define MMA_SMEM_BYTES (MMA_STAGES * (MMA_BM + MMA_BN) * MMA_CHUNKS * CHUNK_BYTES)
+/* 64 x 64 warp tiles: 8 ldmatrix.x4 feed 32 mma per k-step. A 64 x 32 warp tile needs
+ * 6 for 16, and shared memory (128 bytes per clock per SM) could then feed the tensor
+ * cores only about two thirds of their rate. */
+typedef tiling<128, 128, 2, 2, 4, 4, 2> wide_tiling;
+/* Layers with at most 64 output channels: the same warps stacked along the pixels, so
+ * that no half of the block computes channels that do not exist. */
+typedef tiling<256, 64, 4, 1, 4, 4, 2> narrow_tiling;
+/* 3xTF32 holds each fragment twice (big and small parts): smaller warp tiles keep it
+ * in registers, and three mma per fragment load keep shared memory ahead anyway. */
+typedef tiling<128, 128, 2, 4, 4, 4, 2> split_tiling;
 
-template <typename Op, bool VECTOR>
-__global__ void __launch_bounds__(MMA_THREADS, MMA_BLOCKS_PER_SM)
+template <typename Op, typename T, bool VECTOR>
+__global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
     conv2d_mma(const typename Op::elem *__restrict__ input,
                const typename Op::elem *__restrict__ weights, const float *__restrict__ bias,
                typename Op::out *__restrict__ output, struct conv_shape s, int first_tile)
 {
     typedef typename std::conditional<sizeof(typename Op::elem) == 2, uint16_t, uint32_t>::type Raw;
-    typedef tile_loader<Raw, MMA_BM, MMA_BN, MMA_CHUNKS, MMA_THREADS> loader_t;
-    constexpr int WM = MMA_BM / MMA_WARPS_M, WN = MMA_BN / MMA_WARPS_N;
-    constexpr int MT = WM / 16, NT = WN / 8; /* mma tiles per warp */
-    constexpr int TILE_CHUNKS = (MMA_BM + MMA_BN) * MMA_CHUNKS;
+    typedef tile_loader<Raw, T::BM, T::BN, T::CHUNKS, T::THREADS> loader_t;
+    constexpr int MT = T::WM / 16, NT = T::WN / 8; /* mma tiles per warp */
 
     extern __shared__ uint4 ring[]; /* stage t: A at t * TILE_CHUNKS, B after it */
 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int wm = warp / MMA_WARPS_N * WM, wn = warp % MMA_WARPS_N * WN;
-    const int p0 = (first_tile + blockIdx.y) * MMA_BM, j0 = blockIdx.x * MMA_BN;
+    const int wm = warp / T::WARPS_N * T::WM, wn = warp % T::WARPS_N * T::WN;
+    const int p0 = (first_tile + blockIdx.y) * T::BM, j0 = blockIdx.x * T::BN;
     loader_t load(reinterpret_cast<const Raw *>(input), reinterpret_cast<const Raw *>(weights), s,
                   p0, j0);
     const int tiles = ceil_div(load.depth, loader_t::BK);
@@ -55,39 +64,39 @@ __global__ void __launch_bounds__(MMA_THREADS, MMA_BLOCKS_PER_SM)
 
     /* Fill all stages but one; a group is committed even when empty so that "group t
      * is complete" always means "tile t has landed". */
-    for (int t = 0; t < MMA_STAGES - 1; t++) {
+    for (int t = 0; t < T::STAGES - 1; t++) {
         if (t < tiles) {
-            load.template load<VECTOR, true>(ring + t * TILE_CHUNKS,
-                                             ring + t * TILE_CHUNKS + MMA_BM * MMA_CHUNKS);
+            load.template load<VECTOR, true>(ring + t * T::TILE_CHUNKS,
+                                             ring + t * T::TILE_CHUNKS + T::BM * T::CHUNKS);
             load.template advance<VECTOR>();
         }
         commit_copies();
     }
 
     for (int t = 0; t < tiles; t++) {
-        wait_copies<MMA_STAGES - 2>();
+        wait_copies<T::STAGES - 2>();
         /* Tile t landed for everyone, and everyone is done with tile t - 1, whose
          * stage is refilled next. */
         __syncthreads();
-        const int fill = t + MMA_STAGES - 1;
+        const int fill = t + T::STAGES - 1;
         if (fill < tiles) {
-            uint4 *stage = ring + fill % MMA_STAGES * TILE_CHUNKS;
-            load.template load<VECTOR, true>(stage, stage + MMA_BM * MMA_CHUNKS);
+            uint4 *stage = ring + fill % T::STAGES * T::TILE_CHUNKS;
+            load.template load<VECTOR, true>(stage, stage + T::BM * T::CHUNKS);
             load.template advance<VECTOR>();
         }
         commit_copies();
 
-        const uint4 *a_tile = ring + t % MMA_STAGES * TILE_CHUNKS;
-        const uint4 *b_tile = a_tile + MMA_BM * MMA_CHUNKS;
+        const uint4 *a_tile = ring + t % T::STAGES * T::TILE_CHUNKS;
+        const uint4 *b_tile = a_tile + T::BM * T::CHUNKS;
 #pragma unroll
-        for (int step = 0; step < MMA_CHUNKS / KSTEP_CHUNKS; step++) {
+        for (int step = 0; step < T::CHUNKS / KSTEP_CHUNKS; step++) {
             uint32_t a[MT][4], b[NT][2];
             /* A: lanes 0-15 point at rows 0-15 of the first chunk of the step, lanes
              * 16-31 at the same rows of the second: the four 8x8 matrices of the
              * 16x(32 bytes) fragment, in the order the mma wants them. */
 #pragma unroll
             for (int i = 0; i < MT; i++)
-                ldmatrix_x4(a[i], a_tile + tile_chunk<MMA_CHUNKS, true>(
+                ldmatrix_x4(a[i], a_tile + tile_chunk<T::CHUNKS, true>(
                                                wm + i * 16 + lane % 16,
                                                step * KSTEP_CHUNKS + lane / 16));
             /* B: one ldmatrix.x4 holds two 8-channel fragments: channels 0-7 (both
@@ -95,7 +104,7 @@ __global__ void __launch_bounds__(MMA_THREADS, MMA_BLOCKS_PER_SM)
 #pragma unroll
             for (int j = 0; j < NT; j += 2) {
                 uint32_t r[4];
-                ldmatrix_x4(r, b_tile + tile_chunk<MMA_CHUNKS, true>(
+                ldmatrix_x4(r, b_tile + tile_chunk<T::CHUNKS, true>(
                                             wn + j * 8 + lane % 8 + lane / 16 * 8,
                                             step * KSTEP_CHUNKS + lane / 8 % 2));
                 b[j][0] = r[0];
@@ -133,23 +142,31 @@ __global__ void __launch_bounds__(MMA_THREADS, MMA_BLOCKS_PER_SM)
         }
 }
 
-template <typename Op> static void launch(const struct conv_args *a)
+template <typename Op, typename T> static void launch_tiling(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    typedef typename Op::elem T;
-    const T *input = static_cast<const T *>(a->input), *weights = static_cast<const T *>(a->weights);
+    typedef typename Op::elem E;
+    const E *input = static_cast<const E *>(a->input), *weights = static_cast<const E *>(a->weights);
     typename Op::out *output = static_cast<typename Op::out *>(a->output);
-    const bool vector = chunks_are_vectors(s, sizeof(T), input, weights);
-    auto kernel = vector ? conv2d_mma<Op, true> : conv2d_mma<Op, false>;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    MMA_SMEM_BYTES));
-    const int pixel_tiles = ceil_div(s->n * s->h * s->w, MMA_BM);
+    const bool vector = chunks_are_vectors(s, sizeof(E), input, weights);
+    auto kernel = vector ? conv2d_mma<Op, T, true> : conv2d_mma<Op, T, false>;
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES));
+    const int pixel_tiles = ceil_div(s->n * s->h * s->w, T::BM);
     for (int first = 0; first < pixel_tiles; first += MAX_GRID_YZ) {
-        const dim3 grid(ceil_div(s->cout, MMA_BN), min(pixel_tiles - first, MAX_GRID_YZ));
-        kernel<<<grid, MMA_THREADS, MMA_SMEM_BYTES, a->stream>>>(input, weights, a->bias, output,
-                                                                 *s, first);
+        const dim3 grid(ceil_div(s->cout, T::BN), min(pixel_tiles - first, MAX_GRID_YZ));
+        kernel<<<grid, T::THREADS, T::SMEM_BYTES, a->stream>>>(input, weights, a->bias, output, *s,
+                                                                first);
         CUDA_CHECK_LAUNCH();
     }
+}
+
+template <typename Op> static void launch(const struct conv_args *a)
+{
+    if (a->shape.cout <= narrow_tiling::BN)
+        launch_tiling<Op, narrow_tiling>(a);
+    else
+        launch_tiling<Op, wide_tiling>(a);
 }
 
 extern "C" void launch_conv2d_mma_fp16(const struct conv_args *a)
@@ -169,5 +186,5 @@ extern "C" void launch_conv2d_mma_tf32(const struct conv_args *a)
 
 extern "C" void launch_conv2d_3xtf32(const struct conv_args *a)
 {
-    launch<mma_3xtf32>(a);
+    launch_tiling<mma_3xtf32, split_tiling>(a);
 }

@@ -57,13 +57,13 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
 
     const Raw *input, *weights;
     struct conv_shape s;
-    int depth;          /* K = R * S * C */
-    int kc;             /* the thread's chunk column */
-    int k;              /* the first k of its chunk in the current tile */
-    int r, dx, c;       /* that k as tap row, tap column minus the radius, channel */
-    int pixel[A_ROWS];  /* its A rows' output pixels (n*H + y)*W + x */
-    int y[A_ROWS], x[A_ROWS];
-    int out_channel[B_ROWS];
+    int depth;       /* K = R * S * C */
+    int first_pixel; /* of the thread's first A row, (n*H + y)*W + x; row i adds i * ROW_STEP */
+    int first_out;   /* output channel of its first B row */
+    int kc;          /* the thread's chunk column */
+    int k;           /* the first k of its chunk in the current tile */
+    int r, dx, c;    /* that k as tap row, tap column minus the radius, channel */
+    int y[A_ROWS], x[A_ROWS]; /* its A rows' output pixels */
 
     __device__ tile_loader(const Raw *in, const Raw *w, const struct conv_shape &shape, int p0,
                            int j0)
@@ -73,17 +73,15 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
         kc = threadIdx.x % CHUNKS;
         const int row = threadIdx.x / CHUNKS;
         const int pixels = s.n * s.h * s.w;
+        first_pixel = p0 + row;
+        first_out = j0 + row;
 #pragma unroll
         for (int i = 0; i < A_ROWS; i++) {
-            const int p = p0 + row + i * ROW_STEP;
-            pixel[i] = p;
+            const int p = first_pixel + i * ROW_STEP;
             /* A row past the last pixel reads as all zeros: its y is never inside. */
             y[i] = p < pixels ? p / s.w % s.h : -(1 << 30);
             x[i] = p % s.w;
         }
-#pragma unroll
-        for (int i = 0; i < B_ROWS; i++)
-            out_channel[i] = j0 + row + i * ROW_STEP;
         k = kc * E;
         r = 0;
         dx = -(s.ksize / 2);
@@ -121,7 +119,8 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
         const int dy = rr - s.ksize / 2;
         const bool inside = kk < depth && (unsigned)(y[i] + dy) < (unsigned)s.h &&
                             (unsigned)(x[i] + ddx) < (unsigned)s.w;
-        *src = input + (inside ? (size_t)(pixel[i] + dy * s.w + ddx) * s.cin + cc : 0);
+        const int pixel = first_pixel + i * ROW_STEP + dy * s.w + ddx;
+        *src = input + (inside ? (size_t)pixel * s.cin + cc : 0);
         return inside;
     }
 
@@ -137,8 +136,9 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
         }
 #pragma unroll
         for (int i = 0; i < B_ROWS; i++) {
-            const bool inside = out_channel[i] < s.cout && k < depth;
-            const Raw *src = weights + (inside ? (size_t)out_channel[i] * depth + k : 0);
+            const int out = first_out + i * ROW_STEP;
+            const bool inside = out < s.cout && k < depth;
+            const Raw *src = weights + (inside ? (size_t)out * depth + k : 0);
             copy_chunk(b_tile + tile_chunk<CHUNKS, SWIZZLE>(row + i * ROW_STEP, kc), src, inside);
         }
     }
@@ -163,10 +163,11 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
             }
 #pragma unroll
             for (int i = 0; i < B_ROWS; i++) {
-                const bool inside = out_channel[i] < s.cout && kk < depth;
+                const int out = first_out + i * ROW_STEP;
+                const bool inside = out < s.cout && kk < depth;
                 Raw *dst = reinterpret_cast<Raw *>(
                     b_tile + tile_chunk<CHUNKS, SWIZZLE>(row + i * ROW_STEP, kc));
-                dst[e] = inside ? weights[(size_t)out_channel[i] * depth + kk] : Raw(0);
+                dst[e] = inside ? weights[(size_t)out * depth + kk] : Raw(0);
             }
         }
     }

@@ -150,7 +150,12 @@ struct mma_tf32 : mma_fp32_storage {
     }
 };
 
-/* x rounded to the nearest TF32 value, as a 32-bit pattern. */
+/* The 13 low mantissa bits that TF32 drops. */
+#define TF32_DROPPED_BITS 0x1fffu
+
+/* x rounded to the nearest TF32 value, as a 32-bit pattern with the dropped bits
+ * cleared, so that the split below subtracts exactly the value the tensor core
+ * multiplies. */
 static __device__ __forceinline__ uint32_t to_tf32(float x)
 {
     uint32_t r;
@@ -159,7 +164,7 @@ static __device__ __forceinline__ uint32_t to_tf32(float x)
 #else
     r = __float_as_uint(x);
 #endif
-    return r;
+    return r & ~TF32_DROPPED_BITS;
 }
 
 /* Splits n fp32 patterns x into big = tf32(x) (in place) and small = tf32(x - big). */
