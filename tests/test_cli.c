@@ -3,27 +3,9 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "flag_lesson.h"
 #include "stderr_capture.h"
 #include "unit.h"
-
-static void dummy_run(const struct conv_args *a)
-{
-    (void)a;
-}
-
-static const struct conv_variant variants[] = {
-    {.name = "first", .what = "a variant", .run = dummy_run},
-    {.name = "second", .what = "another", .run = dummy_run},
-};
-
-static const struct lesson lesson = {.name = "99_test",
-                                     .title = "flag parsing",
-                                     .target = TARGET_GPU,
-                                     .variants = variants,
-                                     .variant_count = 2,
-                                     .default_preset = "big3",
-                                     .image_variant = "first",
-                                     .min_compute_capability = 75};
 
 #define MAX_ARGS 32
 
@@ -37,7 +19,7 @@ static enum cli_status parse(struct options *o, ...)
     for (char *arg; argc < MAX_ARGS && (arg = va_arg(args, char *)) != NULL;)
         argv[argc++] = arg;
     va_end(args);
-    return parse_options(&lesson, argc, argv, o);
+    return parse_options(&flag_lesson, argc, argv, o);
 }
 
 #define PARSE(o, ...) parse((o), __VA_ARGS__, (char *)NULL)
@@ -66,7 +48,7 @@ static void defaults_come_from_the_preset(void)
 {
     struct options o;
     char *argv[] = {"test"};
-    CHECK(parse_options(&lesson, 1, argv, &o) == CLI_RUN);
+    CHECK(parse_options(&flag_lesson, 1, argv, &o) == CLI_RUN);
     CHECK(strcmp(o.preset, "big3") == 0);
     CHECK(o.shape.h == 8192 && o.shape.w == 8192 && o.shape.ksize == 3);
     CHECK(o.shape.n == 1 && o.shape.cin == 1 && o.shape.cout == 1 && !o.shape.bias);

@@ -8,36 +8,19 @@
 #include <string.h>
 
 #include "cli.h"
+#include "flag_lesson.h"
 #include "fuzz_support.h"
 
 #define MAX_ARGS 64
 /* Room for --help and --list-presets; an error line is far shorter. */
 #define PRINTED_SIZE 8192
 
-static void no_run(const struct conv_args *a)
-{
-    (void)a;
-}
-
-static const struct conv_variant variants[] = {
-    {.name = "naive", .what = "a variant", .run = no_run},
-    {.name = "tiled", .what = "another", .run = no_run},
-};
-
-static const struct lesson lesson = {.name = "99_fuzz",
-                                     .title = "flag parsing under fuzzing",
-                                     .target = TARGET_GPU,
-                                     .variants = variants,
-                                     .variant_count = 2,
-                                     .default_preset = "seed000",
-                                     .image_variant = "tiled"};
-
 /* Splits the input at its NUL bytes into argv[1..]; a last argument without one
  * counts too. Returns argc. */
 static int split_arguments(char *text, size_t size, char **argv)
 {
     int argc = 0;
-    argv[argc++] = "99_fuzz";
+    argv[argc++] = "99_test";
     for (size_t i = 0; i < size && argc < MAX_ARGS; i += strlen(text + i) + 1)
         argv[argc++] = text + i;
     return argc;
@@ -49,8 +32,8 @@ static void check_options(const struct options *o)
     fuzz_require(o->warmup >= 0 && o->warmup <= MAX_REPS);
     fuzz_require(o->preset != NULL);
     bool known = o->variant == NULL;
-    for (int i = 0; i < lesson.variant_count; i++)
-        known = known || strcmp(o->variant, variants[i].name) == 0;
+    for (int i = 0; i < flag_lesson.variant_count; i++)
+        known = known || strcmp(o->variant, flag_lesson.variants[i].name) == 0;
     fuzz_require(known);
     const struct conv_shape *s = &o->shape;
     switch (o->mode) {
@@ -86,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stderr = fmemopen(errors, sizeof errors, "w");
     fuzz_require(stdout && stderr);
     struct options o;
-    enum cli_status status = parse_options(&lesson, argc, argv, &o);
+    enum cli_status status = parse_options(&flag_lesson, argc, argv, &o);
     fclose(stdout);
     fclose(stderr);
     stdout = out;

@@ -16,9 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 common=$root/common
 cc=${FUZZ_CC:-clang}
-# Each target's parser and what it calls besides fileutil.c and escape.c.
-declare -A parser=([npy]=npy.c [image]=image.c [filter]=filters.c
-    [cli]="cli.c conv_problem.c filters.c")
+# Each target's parser and what it calls besides common/fileutil.c and common/escape.c.
+declare -A parser=([npy]=common/npy.c [image]=common/image.c [filter]=common/filters.c
+    [cli]="common/cli.c common/conv_problem.c common/filters.c tests/flag_lesson.c")
 # Seeds besides tests/fuzz/corpus/TARGET: the test and sample files already committed.
 declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters [cli]=)
 # The flag parser's headers include cuda_runtime_api.h: from CUDA_INCLUDE, else the
@@ -41,7 +41,8 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
 fi
 
 flags=(-std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined
-    -fno-sanitize-recover=all -I"$common" -I"$here" -I"$cuda_include")
+    -fno-sanitize-recover=all -I"$common" -I"$here" -I"$root/tests"
+    -I"$cuda_include")
 status=0
 for t in "${targets[@]}"; do
     if [ -z "${parser[$t]:-}" ]; then
@@ -49,7 +50,7 @@ for t in "${targets[@]}"; do
         exit 1
     fi
     sources=()
-    for f in ${parser[$t]}; do sources+=("$common/$f"); done
+    for f in ${parser[$t]}; do sources+=("$root/$f"); done
     "$cc" "${flags[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "${sources[@]}" \
         "$common/fileutil.c" "$common/escape.c" -lm -o "$out/fuzz_$t"
     args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len
