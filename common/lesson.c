@@ -15,6 +15,7 @@
 #include "cuda_check.h"
 #include "cudnn_baseline.h"
 #include "cudnn_rows.h"
+#include "escape.h"
 #include "fileutil.h"
 #include "gold.h"
 #include "gpu_info.h"
@@ -89,7 +90,7 @@ static float *rounded_copy(const float *x, size_t count, enum dtype d)
 {
     float *y = malloc((count ? count : 1) * sizeof *y);
     if (!y) {
-        fprintf(stderr, "error: out of host memory for the %s inputs\n", dtype_name(d));
+        print_error("out of host memory for the %s inputs", dtype_name(d));
         exit(EXIT_FAIL);
     }
     for (size_t i = 0; i < count; i++)
@@ -114,7 +115,7 @@ static struct rounded_inputs *inputs_for(struct run *r, enum dtype d)
     }
     if (r->opts.verify &&
         !gold_compute(&ri->gold, s, ri->input, ri->weights, r->host.bias, r->opts.seed)) {
-        fprintf(stderr, "error: out of host memory for the reference\n");
+        print_error("out of host memory for the reference");
         exit(EXIT_FAIL);
     }
     return ri;
@@ -188,8 +189,8 @@ static int open_gpu(struct run *r)
         return EXIT_PASS;
     }
     if (r->opts.device >= count) {
-        fprintf(stderr, "error: --device %d: this machine has %d CUDA device%s (0..%d)\n",
-                r->opts.device, count, count == 1 ? "" : "s", count - 1);
+        print_error("--device %d: this machine has %d CUDA device%s (0..%d)", r->opts.device,
+                    count, count == 1 ? "" : "s", count - 1);
         return EXIT_USAGE;
     }
     gpu_query(r->opts.device, &r->gpu);
@@ -206,10 +207,9 @@ static int open_gpu(struct run *r)
     size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) +
                   (weight_count(s) + bias_count(s)) * sizeof(float);
     if (need > r->gpu.free_bytes) {
-        fprintf(stderr,
-                "error: the problem needs %.2f GB of GPU memory and %s has %.2f GB "
-                "free: use a smaller --size, --batch or channel count\n",
-                need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
+        print_error("the problem needs %.2f GB of GPU memory and %s has %.2f GB free: use a "
+                    "smaller --size, --batch or channel count",
+                    need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
         return EXIT_USAGE;
     }
     r->have_gpu = true;
@@ -439,7 +439,7 @@ static void *alloc_scratch(const struct run *r, const struct conv_variant *v)
     if (r->lesson->target == TARGET_GPU)
         CUDA_CHECK(cudaMalloc(&p, bytes));
     else if (!(p = malloc(bytes))) {
-        fprintf(stderr, "error: out of host memory for %s's scratch\n", v->name);
+        print_error("out of host memory for %s's scratch", v->name);
         exit(EXIT_FAIL);
     }
     return p;
@@ -480,7 +480,7 @@ static struct timing cpu_time(const struct run *r, const struct variant_run *vr)
     struct conv_args a = host_args(r, vr->scratch);
     double *samples = malloc((size_t)r->opts.reps * sizeof *samples);
     if (!samples) {
-        fprintf(stderr, "error: out of host memory\n");
+        print_error("out of host memory for the timings");
         exit(EXIT_FAIL);
     }
     for (int i = 0; i < r->opts.warmup; i++)
@@ -646,7 +646,7 @@ static void run_single(struct run *r)
     }
     char err[ERROR_SIZE];
     if (!write_result(r, err, sizeof err)) {
-        fprintf(stderr, "error: %s\n", err);
+        print_error("%s %s", r->opts.mode == MODE_IMAGE ? "--out" : "--output", err);
         r->failures++;
         return;
     }
@@ -658,10 +658,8 @@ static int check_variants_apply(const struct run *r)
     if (r->lesson->variant_count == 0) {
         if (r->opts.mode == MODE_BENCH)
             return EXIT_PASS; /* baseline rows only */
-        fprintf(stderr,
-                "error: %s has no kernel variant to apply: --input and --image need a "
-                "lesson\n",
-                r->lesson->name);
+        print_error("%s has no kernel variant to apply: --input and --image need a lesson",
+                    r->lesson->name);
         return EXIT_USAGE;
     }
     const char *reason = NULL;
@@ -674,8 +672,8 @@ static int check_variants_apply(const struct run *r)
         if (!reason)
             return EXIT_PASS;
     }
-    fprintf(stderr, "error: %s cannot run this problem: %s\n",
-            r->opts.variant ? r->opts.variant : r->lesson->name, reason ? reason : "?");
+    print_error("%s cannot run this problem: %s",
+                r->opts.variant ? r->opts.variant : r->lesson->name, reason ? reason : "?");
     return EXIT_USAGE;
 }
 
@@ -691,8 +689,13 @@ static int setup(struct run *r, int argc, char **argv)
         return rc;
     if (r->lesson->check_weights) {
         const char *why = r->lesson->check_weights(&r->host.shape, r->host.weights);
-        if (why) {
-            fprintf(stderr, "error: %s\n", why);
+        if (why) { /* named by the file or filter the weights came from, if any */
+            const char *from = r->opts.weights_path ? r->opts.weights_path : r->opts.filter_spec;
+            if (from)
+                print_error("%s %s: %s", r->opts.weights_path ? "--weights" : "--filter", from,
+                            why);
+            else
+                print_error("%s", why);
             return EXIT_USAGE;
         }
     }
@@ -702,7 +705,7 @@ static int setup(struct run *r, int argc, char **argv)
         return rc;
     r->host_out = malloc(output_count(&r->host.shape) * sizeof *r->host_out);
     if (!r->host_out) {
-        fprintf(stderr, "error: out of host memory for the output\n");
+        print_error("out of host memory for the output");
         return EXIT_FAIL;
     }
     return EXIT_PASS;
