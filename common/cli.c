@@ -149,7 +149,8 @@ static void print_help(const struct lesson *lesson)
     for (int i = 0; i < lesson->variant_count; i++)
         printf("  %-18s %s\n", lesson->variants[i].name, lesson->variants[i].what);
     printf("\nexit codes: 0 all passed, 1 a check failed or runtime error, 2 usage or input\n");
-    printf("error, 77 no usable GPU.\n");
+    printf("error, a problem too large for host or GPU memory included (one line names the\n");
+    printf("memory and the size), 77 no usable GPU.\n");
 }
 
 static void print_presets(void)

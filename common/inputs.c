@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
 #include "escape.h"
 #include "npy.h"
 #include "rng.h"
@@ -27,10 +28,7 @@ static int input_error(const char *format, ...)
 
 static float *alloc_floats(size_t count, const char *what)
 {
-    float *x = malloc((count ? count : 1) * sizeof *x);
-    if (!x)
-        print_error("out of host memory for the %s (%.1f MB)", what, count * sizeof *x / 1e6);
-    return x;
+    return host_alloc(count * sizeof(float), what);
 }
 
 /* Resolves the filter (a file sets the size unless --ksize or a preset did) and
@@ -47,9 +45,7 @@ static int filter_weights(const struct options *o, struct host_problem *p)
         return input_error("--filter %s is %dx%d but the problem has ksize %d", o->filter_spec,
                            ksize, ksize, p->shape.ksize);
     p->shape.ksize = ksize;
-    p->weights = alloc_floats(weight_count(&p->shape), "weights");
-    if (!p->weights)
-        return 2;
+    p->weights = alloc_floats(weight_count(&p->shape), "the weights");
     size_t plane = (size_t)ksize * ksize;
     for (size_t i = 0; i < weight_count(&p->shape) / plane; i++)
         memcpy(p->weights + i * plane, taps, plane * sizeof *taps);
@@ -74,9 +70,7 @@ static int random_problem(const struct lesson *lesson, const struct options *o,
                           struct host_problem *p)
 {
     p->shape = o->shape;
-    p->input = alloc_floats(input_count(&p->shape), "input");
-    if (!p->input)
-        return 2;
+    p->input = alloc_floats(input_count(&p->shape), "the input");
     struct rng r = rng_seeded(o->seed);
     fill_uniform(p->input, input_count(&p->shape), -1.0f, 1.0f, &r);
     if (o->filter_spec) {
@@ -84,18 +78,14 @@ static int random_problem(const struct lesson *lesson, const struct options *o,
         if (rc)
             return rc;
     } else {
-        p->weights = alloc_floats(weight_count(&p->shape), "weights");
-        if (!p->weights)
-            return 2;
+        p->weights = alloc_floats(weight_count(&p->shape), "the weights");
         if (lesson->separable_weights)
             separable_weights(&p->shape, p->weights, &r);
         else
             fill_uniform(p->weights, weight_count(&p->shape), -1.0f, 1.0f, &r);
     }
     if (p->shape.bias) {
-        p->bias = alloc_floats(bias_count(&p->shape), "bias");
-        if (!p->bias)
-            return 2;
+        p->bias = alloc_floats(bias_count(&p->shape), "the bias");
         fill_uniform(p->bias, bias_count(&p->shape), -1.0f, 1.0f, &r);
     }
     return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "build_info.h"
 #include "cli.h"
 #include "cuda_check.h"
@@ -88,11 +89,7 @@ static enum dtype rounding_of(enum dtype d)
 
 static float *rounded_copy(const float *x, size_t count, enum dtype d)
 {
-    float *y = malloc((count ? count : 1) * sizeof *y);
-    if (!y) {
-        print_error("out of host memory for the %s inputs", dtype_name(d));
-        exit(EXIT_FAIL);
-    }
+    float *y = host_alloc(count * sizeof *y, "a rounded copy of the inputs");
     for (size_t i = 0; i < count; i++)
         y[i] = dtype_round(d, x[i]);
     return y;
@@ -113,11 +110,8 @@ static struct rounded_inputs *inputs_for(struct run *r, enum dtype d)
         ri->input = rounded_copy(r->host.input, input_count(s), key);
         ri->weights = rounded_copy(r->host.weights, weight_count(s), key);
     }
-    if (r->opts.verify &&
-        !gold_compute(&ri->gold, s, ri->input, ri->weights, r->host.bias, r->opts.seed)) {
-        print_error("out of host memory for the reference");
-        exit(EXIT_FAIL);
-    }
+    if (r->opts.verify)
+        gold_compute(&ri->gold, s, ri->input, ri->weights, r->host.bias, r->opts.seed);
     return ri;
 }
 
@@ -207,8 +201,8 @@ static int open_gpu(struct run *r)
     size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) +
                   (weight_count(s) + bias_count(s)) * sizeof(float);
     if (need > r->gpu.free_bytes) {
-        print_error("the problem needs %.2f GB of GPU memory and %s has %.2f GB free: use a "
-                    "smaller --size, --batch or channel count",
+        print_error("out of GPU memory: the problem needs %.2f GB and %s has %.2f GB free: use "
+                    "a smaller --size, --batch or channel count",
                     need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
         return EXIT_USAGE;
     }
@@ -435,14 +429,8 @@ static void *alloc_scratch(const struct run *r, const struct conv_variant *v)
     size_t bytes = v->scratch_bytes ? v->scratch_bytes(&r->host.shape) : 0;
     if (bytes == 0)
         return NULL;
-    void *p = NULL;
-    if (r->lesson->target == TARGET_GPU)
-        CUDA_CHECK(cudaMalloc(&p, bytes));
-    else if (!(p = malloc(bytes))) {
-        print_error("out of host memory for %s's scratch", v->name);
-        exit(EXIT_FAIL);
-    }
-    return p;
+    return r->lesson->target == TARGET_GPU ? gpu_alloc(bytes, "the variant's scratch")
+                                           : host_alloc(bytes, "the variant's scratch");
 }
 
 static void free_scratch(const struct run *r, void *p)
@@ -478,11 +466,7 @@ static void run_and_check(struct run *r, const struct variant_run *vr, const str
 static struct timing cpu_time(const struct run *r, const struct variant_run *vr)
 {
     struct conv_args a = host_args(r, vr->scratch);
-    double *samples = malloc((size_t)r->opts.reps * sizeof *samples);
-    if (!samples) {
-        print_error("out of host memory for the timings");
-        exit(EXIT_FAIL);
-    }
+    double *samples = host_alloc((size_t)r->opts.reps * sizeof *samples, "the timings");
     for (int i = 0; i < r->opts.warmup; i++)
         vr->variant->run(&a);
     for (int i = 0; i < r->opts.reps; i++) {
@@ -701,14 +685,8 @@ static int setup(struct run *r, int argc, char **argv)
     }
     if ((rc = check_variants_apply(r)) != EXIT_PASS)
         return rc;
-    if ((rc = open_gpu(r)) != EXIT_PASS)
-        return rc;
-    r->host_out = malloc(output_count(&r->host.shape) * sizeof *r->host_out);
-    if (!r->host_out) {
-        print_error("out of host memory for the output");
-        return EXIT_FAIL;
-    }
-    return EXIT_PASS;
+    r->host_out = host_alloc(output_count(&r->host.shape) * sizeof *r->host_out, "the output");
+    return open_gpu(r);
 }
 
 int lesson_main(const struct lesson *lesson, int argc, char **argv)

@@ -347,7 +347,7 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         data = malloc(need);
         if (!data) {
             fclose(f);
-            return file_error(err, err_size, path, "out of memory for %zu bytes", need);
+            return file_error(err, err_size, path, "out of host memory for %zu bytes", need);
         }
         if (fread(data, sizeof(float), count, f) != count) {
             free(data);
