@@ -149,7 +149,8 @@ static void print_help(const struct lesson *lesson)
     for (int i = 0; i < lesson->variant_count; i++)
         printf("  %-18s %s\n", lesson->variants[i].name, lesson->variants[i].what);
     printf("\nexit codes: 0 all passed, 1 a check failed or runtime error, 2 usage or input\n");
-    printf("error, 77 no usable GPU.\n");
+    printf("error, a problem too large for host or GPU memory included (one line names the\n");
+    printf("memory and the size), 77 no usable GPU.\n");
 }
 
 static void print_presets(void)
@@ -305,11 +306,24 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     o->shape.ksize = 0;
     struct given g = {0};
     long v;
-    int c;
     opterr = 0; /* we print our own one-line errors */
-    optind = 1;
-    /* ":" first: a missing value is reported as ':', an unknown flag as '?'. */
-    while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
+    /* optind 0, not 1: getopt_long also forgets where an earlier parse stopped
+     * inside an argument such as "-xy". "+": it stops at the first argument that is
+     * not a flag, so (there being no short flags) it always reads argv[at] next.
+     * ":": a missing value is reported as ':', an unknown flag as '?'. */
+    for (optind = 0;;) {
+        const int at = optind > 0 ? optind : 1;
+        const int c = getopt_long(argc, argv, "+:", long_options, NULL);
+        if (c == -1)
+            break;
+        if (c == '?')
+            return usage_error("%s: unknown flag", argv[at]);
+        if (c == ':')
+            return usage_error("%s needs a value", argv[at]);
+        /* A separate value that starts with "--" is the next flag, not a value
+         * (--size=--x passes one on purpose). "-3" stays a value. */
+        if (optind == at + 2 && strncmp(argv[at + 1], "--", 2) == 0)
+            return usage_error("%s needs a value; %s is a flag", argv[at], argv[at + 1]);
         switch (c) {
         case FLAG_SIZE: g.size = optarg; break;
         case FLAG_BATCH: g.batch = optarg; break;
@@ -357,10 +371,6 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         case FLAG_FILTER: o->filter_spec = optarg; break;
         case FLAG_OUT: o->image_out_path = optarg; break;
         case FLAG_HELP: print_help(lesson); return CLI_EXIT_OK;
-        case ':':
-            return usage_error("%s needs a value", argv[optind - 1]);
-        default:
-            return usage_error("%s: unknown flag", argv[optind - 1]);
         }
     }
     if (optind < argc)

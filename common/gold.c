@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "rng.h"
 
 /* Output planes whose every border pixel is checked when sampling: the first,
@@ -77,32 +78,25 @@ bool gold_is_sampled(const struct conv_shape *s)
     return conv_macs(s) > GOLD_FULL_MAX_MACS;
 }
 
-bool gold_compute(struct gold *g, const struct conv_shape *s, const float *in, const float *w,
+void gold_compute(struct gold *g, const struct conv_shape *s, const float *in, const float *w,
                   const float *bias, uint64_t seed)
 {
     g->sampled = gold_is_sampled(s);
     g->index = NULL;
     if (g->sampled) {
-        g->index = malloc(sample_capacity(s) * sizeof *g->index);
-        if (!g->index)
-            return false;
+        g->index = host_alloc(sample_capacity(s) * sizeof *g->index, "the reference's samples");
         g->count = sample_indices(s, seed, g->index);
     } else {
         g->count = output_count(s);
     }
-    g->value = malloc(g->count * sizeof *g->value);
-    g->magnitude = malloc(g->count * sizeof *g->magnitude);
-    if (!g->value || !g->magnitude) {
-        gold_free(g);
-        return false;
-    }
+    g->value = host_alloc(g->count * sizeof *g->value, "the float64 reference");
+    g->magnitude = host_alloc(g->count * sizeof *g->magnitude, "the float64 reference");
     const long long count = (long long)g->count;
 #pragma omp parallel for schedule(dynamic, 256)
     for (long long i = 0; i < count; i++) {
         size_t at = g->index ? g->index[i] : (size_t)i;
         g->value[i] = gold_output_at(s, in, w, bias, at, &g->magnitude[i]);
     }
-    return true;
 }
 
 void gold_free(struct gold *g)

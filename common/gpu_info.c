@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cuda_check.h"
 #include "timing.h"
 
@@ -82,9 +83,8 @@ void gpu_query(int id, struct gpu_info *g)
 
 void gpu_measure_copy_bandwidth(struct gpu_info *g)
 {
-    void *src, *dst;
-    CUDA_CHECK(cudaMalloc(&src, COPY_BYTES));
-    CUDA_CHECK(cudaMalloc(&dst, COPY_BYTES));
+    void *src = gpu_alloc(COPY_BYTES, "the copy-bandwidth test");
+    void *dst = gpu_alloc(COPY_BYTES, "the copy-bandwidth test");
     CUDA_CHECK(cudaMemset(src, 1, COPY_BYTES));
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "cuda_check.h"
 
 /* 0xFF bytes make every float, half and bfloat16 a NaN: an output element nobody
@@ -39,22 +40,11 @@ int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes)
     return sets < 1 ? 1 : (int)sets;
 }
 
-static void *host_alloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "error: out of host memory (%.1f MB for a buffer conversion)\n",
-                bytes / 1e6);
-        exit(1);
-    }
-    return p;
-}
-
 /* float32 NCHW -> the buffers' format -> device. */
 static void upload(void *device, const float *nchw, struct dims4 d, const struct gpu_buffers *b,
                    size_t bytes)
 {
-    void *staged = host_alloc(bytes);
+    void *staged = host_alloc(bytes, "a tensor's conversion");
     tensor_from_nchw(nchw, d, b->dtype, b->layout, staged);
     CUDA_CHECK(cudaMemcpy(device, staged, bytes, cudaMemcpyHostToDevice));
     free(staged);
@@ -72,21 +62,21 @@ void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum 
     b->input_bytes = tensor_bytes(input_dims(s), d, l);
     b->output_bytes = tensor_bytes(output_dims(s), output_dtype(d), output_layout(l));
     b->weight_bytes = tensor_bytes(weight_dims(s), d, l);
-    float *input = host_alloc(input_count(s) * sizeof *input);
+    float *input = host_alloc(input_count(s) * sizeof *input, "an input buffer set");
     for (int i = 0; i < sets; i++) {
-        CUDA_CHECK(cudaMalloc(&b->input[i], b->input_bytes));
-        CUDA_CHECK(cudaMalloc(&b->output[i], b->output_bytes));
+        b->input[i] = gpu_alloc(b->input_bytes, "an input buffer");
+        b->output[i] = gpu_alloc(b->output_bytes, "an output buffer");
         draw(draw_context, i, input);
         upload(b->input[i], input, input_dims(s), b, b->input_bytes);
         CUDA_CHECK(cudaMemset(b->output[i], POISON_BYTE, b->output_bytes));
     }
     free(input);
-    CUDA_CHECK(cudaMalloc(&b->weights, b->weight_bytes));
+    b->weights = gpu_alloc(b->weight_bytes, "the weights");
     upload(b->weights, weights, weight_dims(s), b, b->weight_bytes);
     b->bias = NULL;
     if (s->bias) {
         size_t bias_bytes = bias_count(s) * sizeof(float);
-        CUDA_CHECK(cudaMalloc((void **)&b->bias, bias_bytes));
+        b->bias = gpu_alloc(bias_bytes, "the bias");
         CUDA_CHECK(cudaMemcpy(b->bias, bias, bias_bytes, cudaMemcpyHostToDevice));
     }
 }
@@ -115,7 +105,7 @@ void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, fl
     CUDA_CHECK(cudaMemsetAsync(b->output[0], POISON_BYTE, b->output_bytes, b->stream));
     run(context, b, 0);
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
-    void *staged = host_alloc(b->output_bytes);
+    void *staged = host_alloc(b->output_bytes, "the output's conversion");
     CUDA_CHECK(cudaMemcpy(staged, b->output[0], b->output_bytes, cudaMemcpyDeviceToHost));
     tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype), output_layout(b->layout),
                    host_out);
@@ -128,12 +118,8 @@ struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *
     int set = 0;
     for (int i = 0; i < warmup; i++, set = (set + 1) % b->sets)
         run(context, b, set);
-    cudaEvent_t *start = malloc(2 * (size_t)reps * sizeof *start);
-    double *samples = malloc((size_t)reps * sizeof *samples);
-    if (!start || !samples) {
-        fprintf(stderr, "error: out of host memory for %d timing events\n", reps);
-        exit(1);
-    }
+    cudaEvent_t *start = host_alloc(2 * (size_t)reps * sizeof *start, "the timing events");
+    double *samples = host_alloc((size_t)reps * sizeof *samples, "the timings");
     cudaEvent_t *stop = start + reps;
     for (int i = 0; i < reps; i++) {
         CUDA_CHECK(cudaEventCreate(&start[i]));

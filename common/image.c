@@ -149,7 +149,7 @@ bool image_read(const char *path, struct image *img, char *err, size_t err_size)
         free(bytes);
         free(data);
         fclose(f);
-        return file_error(err, err_size, path, "out of memory for a %dx%d image", head.width,
+        return file_error(err, err_size, path, "out of host memory for a %dx%d image", head.width,
                     head.height);
     }
     bool ok = fread(bytes, 1, need, f) == need;

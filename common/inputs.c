@@ -2,24 +2,33 @@
 #include "inputs.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
+#include "escape.h"
 #include "npy.h"
 #include "rng.h"
 #include "filters.h"
 
 #define ERROR_SIZE 512
 
+/* Prints one error line and returns the exit code of bad input. */
+static int input_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vprint_error(format, args);
+    va_end(args);
+    return 2;
+}
+
 static float *alloc_floats(size_t count, const char *what)
 {
-    float *x = malloc((count ? count : 1) * sizeof *x);
-    if (!x)
-        fprintf(stderr, "error: out of host memory for the %s (%.1f MB)\n", what,
-                count * sizeof *x / 1e6);
-    return x;
+    return host_alloc(count * sizeof(float), what);
 }
 
 /* Resolves the filter (a file sets the size unless --ksize or a preset did) and
@@ -29,20 +38,14 @@ static int filter_weights(const struct options *o, struct host_problem *p)
     float taps[MAX_KSIZE * MAX_KSIZE];
     char err[ERROR_SIZE];
     int ksize = p->shape.ksize;
-    if (!filter_from_spec(o->filter_spec, &ksize, taps, err, sizeof err)) {
-        fprintf(stderr, "error: --filter %s\n", err);
-        return 2;
-    }
+    if (!filter_from_spec(o->filter_spec, &ksize, taps, err, sizeof err))
+        return input_error("--filter %s", err);
     bool size_free = !o->ksize_given && strcmp(o->preset, "custom") == 0;
-    if (ksize != p->shape.ksize && !size_free) {
-        fprintf(stderr, "error: --filter %s is %dx%d but the problem has ksize %d\n",
-                o->filter_spec, ksize, ksize, p->shape.ksize);
-        return 2;
-    }
+    if (ksize != p->shape.ksize && !size_free)
+        return input_error("--filter %s is %dx%d but the problem has ksize %d", o->filter_spec,
+                           ksize, ksize, p->shape.ksize);
     p->shape.ksize = ksize;
-    p->weights = alloc_floats(weight_count(&p->shape), "weights");
-    if (!p->weights)
-        return 2;
+    p->weights = alloc_floats(weight_count(&p->shape), "the weights");
     size_t plane = (size_t)ksize * ksize;
     for (size_t i = 0; i < weight_count(&p->shape) / plane; i++)
         memcpy(p->weights + i * plane, taps, plane * sizeof *taps);
@@ -67,9 +70,7 @@ static int random_problem(const struct lesson *lesson, const struct options *o,
                           struct host_problem *p)
 {
     p->shape = o->shape;
-    p->input = alloc_floats(input_count(&p->shape), "input");
-    if (!p->input)
-        return 2;
+    p->input = alloc_floats(input_count(&p->shape), "the input");
     struct rng r = rng_seeded(o->seed);
     fill_uniform(p->input, input_count(&p->shape), -1.0f, 1.0f, &r);
     if (o->filter_spec) {
@@ -77,18 +78,14 @@ static int random_problem(const struct lesson *lesson, const struct options *o,
         if (rc)
             return rc;
     } else {
-        p->weights = alloc_floats(weight_count(&p->shape), "weights");
-        if (!p->weights)
-            return 2;
+        p->weights = alloc_floats(weight_count(&p->shape), "the weights");
         if (lesson->separable_weights)
             separable_weights(&p->shape, p->weights, &r);
         else
             fill_uniform(p->weights, weight_count(&p->shape), -1.0f, 1.0f, &r);
     }
     if (p->shape.bias) {
-        p->bias = alloc_floats(bias_count(&p->shape), "bias");
-        if (!p->bias)
-            return 2;
+        p->bias = alloc_floats(bias_count(&p->shape), "the bias");
         fill_uniform(p->bias, bias_count(&p->shape), -1.0f, 1.0f, &r);
     }
     return 0;
@@ -104,16 +101,12 @@ static bool extension_is(const char *path, const char *ext)
 static int image_problem(const struct options *o, struct host_problem *p)
 {
     char err[ERROR_SIZE];
-    if (!image_read(o->image_path, &p->image, err, sizeof err)) {
-        fprintf(stderr, "error: --image %s\n", err);
-        return 2;
-    }
+    if (!image_read(o->image_path, &p->image, err, sizeof err))
+        return input_error("--image %s", err);
     const char *ext = p->image.planes == 1 ? ".pgm" : ".ppm";
-    if (!extension_is(o->image_out_path, ext)) {
-        fprintf(stderr, "error: --out %s: a %s image is written as %s\n", o->image_out_path,
-                p->image.planes == 1 ? "grey" : "colour", ext);
-        return 2;
-    }
+    if (!extension_is(o->image_out_path, ext))
+        return input_error("--out %s: a %s image is written as %s", o->image_out_path,
+                           p->image.planes == 1 ? "grey" : "colour", ext);
     struct conv_shape s = {p->image.planes, 1, 1, p->image.height, p->image.width,
                            o->shape.ksize, false};
     p->shape = s;
@@ -134,52 +127,47 @@ static int npy_shape(const struct npy_array *in, const struct npy_array *w,
                      const struct npy_array *b, const struct options *o, struct conv_shape *s)
 {
     static const int lead_dims[] = {0, 0, 2, 1, 0}; /* leading dims missing per ndim */
-    if (in->ndim < 2 || in->ndim > 4) {
-        fprintf(stderr, "error: --input %s: expected a 2-D (HxW), 3-D (CxHxW) or 4-D (NxCxHxW) "
-                        "array, got %d-D\n", o->input_path, in->ndim);
-        return 2;
-    }
+    if (in->ndim < 2 || in->ndim > 4)
+        return input_error("--input %s: expected a 2-D (HxW), 3-D (CxHxW) or 4-D (NxCxHxW) "
+                           "array, got %d-D", o->input_path, in->ndim);
     size_t dims[4] = {1, 1, 1, 1};
     memcpy(dims + lead_dims[in->ndim], in->shape, (size_t)in->ndim * sizeof *dims);
     bool ok = dim_to_int(dims[0], &s->n) && dim_to_int(dims[1], &s->cin) &&
               dim_to_int(dims[2], &s->h) && dim_to_int(dims[3], &s->w);
-    if (!ok) {
-        fprintf(stderr, "error: --input %s: every dimension must be 1..%d\n", o->input_path,
-                INT_MAX);
-        return 2;
-    }
+    if (!ok)
+        return input_error("--input %s: every dimension must be 1..%d", o->input_path, INT_MAX);
     size_t k = 1, c = 1, r, rs;
     if (w->ndim == 2) {
         r = w->shape[0], rs = w->shape[1];
     } else if (w->ndim == 4) {
         k = w->shape[0], c = w->shape[1], r = w->shape[2], rs = w->shape[3];
     } else {
-        fprintf(stderr, "error: --weights %s: expected a 2-D (RxS) or 4-D (KxCxRxS) array, "
-                        "got %d-D\n", o->weights_path, w->ndim);
-        return 2;
+        return input_error("--weights %s: expected a 2-D (RxS) or 4-D (KxCxRxS) array, got %d-D",
+                           o->weights_path, w->ndim);
     }
-    if (r != rs || r % 2 == 0 || r > MAX_KSIZE) {
-        fprintf(stderr, "error: --weights %s: filters must be square with an odd size 1..%d, "
-                        "got %zux%zu\n", o->weights_path, MAX_KSIZE, r, rs);
-        return 2;
+    if (w->count == 0) {
+        char shape[NPY_SHAPE_TEXT_SIZE];
+        npy_format_shape(shape, sizeof shape, w->ndim, w->shape);
+        return input_error("--weights %s: shape %s has a zero extent: every dimension must be "
+                           "at least 1", o->weights_path, shape);
     }
-    if (c != (size_t)s->cin || !dim_to_int(k, &s->cout)) {
-        fprintf(stderr, "error: --weights %s: %zu input channels, but --input %s has %d\n",
-                o->weights_path, c, o->input_path, s->cin);
-        return 2;
-    }
+    if (r != rs || r % 2 == 0 || r > MAX_KSIZE)
+        return input_error("--weights %s: filters must be square with an odd size 1..%d, "
+                           "got %zux%zu", o->weights_path, MAX_KSIZE, r, rs);
+    if (c != (size_t)s->cin)
+        return input_error("--weights %s: %zu input channels, but --input %s has %d",
+                           o->weights_path, c, o->input_path, s->cin);
+    if (!dim_to_int(k, &s->cout))
+        return input_error("--weights %s: %zu output channels, more than %d", o->weights_path, k,
+                           INT_MAX);
     s->ksize = (int)r;
     s->bias = b != NULL;
-    if (b && (b->ndim != 1 || b->shape[0] != k)) {
-        fprintf(stderr, "error: --bias %s: expected a 1-D array of %zu values (one per output "
-                        "channel)\n", o->bias_path, k);
-        return 2;
-    }
-    if (shape_overflows_int32(s)) {
-        fprintf(stderr, "error: --input %s: the output would have more than 2^31-1 elements\n",
-                o->input_path);
-        return 2;
-    }
+    if (b && (b->ndim != 1 || b->shape[0] != k))
+        return input_error("--bias %s: expected a 1-D array of %zu values (one per output "
+                           "channel)", o->bias_path, k);
+    if (shape_overflows_int32(s))
+        return input_error("--input %s: the output would have more than 2^31-1 elements",
+                           o->input_path);
     return 0;
 }
 
@@ -189,15 +177,15 @@ static int npy_problem(const struct options *o, struct host_problem *p)
     struct npy_array in = {0}, w = {0}, b = {0};
     int rc = 2;
     if (!npy_read(o->input_path, &in, err, sizeof err)) {
-        fprintf(stderr, "error: --input %s\n", err);
+        print_error("--input %s", err);
         goto done;
     }
     if (!npy_read(o->weights_path, &w, err, sizeof err)) {
-        fprintf(stderr, "error: --weights %s\n", err);
+        print_error("--weights %s", err);
         goto done;
     }
     if (o->bias_path && !npy_read(o->bias_path, &b, err, sizeof err)) {
-        fprintf(stderr, "error: --bias %s\n", err);
+        print_error("--bias %s", err);
         goto done;
     }
     rc = npy_shape(&in, &w, o->bias_path ? &b : NULL, o, &p->shape);

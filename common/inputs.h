@@ -15,7 +15,8 @@ struct host_problem {
     struct image image;            /* image mode: the picture (its planes are the batch) */
 };
 
-/* Fills p (and o->shape) as the options ask; returns 0, or 2 after one error line. */
+/* Fills p (and o->shape) as the options ask; returns 0, or 2 after one error line.
+ * Host memory it cannot get ends the run with 2 (alloc.h). */
 int load_inputs(const struct lesson *lesson, struct options *o, struct host_problem *p);
 void free_inputs(struct host_problem *p);
 

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "build_info.h"
 #include "cli.h"
 #include "cuda_check.h"
 #include "cudnn_baseline.h"
 #include "cudnn_rows.h"
+#include "escape.h"
 #include "fileutil.h"
 #include "gold.h"
 #include "gpu_info.h"
@@ -87,11 +89,7 @@ static enum dtype rounding_of(enum dtype d)
 
 static float *rounded_copy(const float *x, size_t count, enum dtype d)
 {
-    float *y = malloc((count ? count : 1) * sizeof *y);
-    if (!y) {
-        fprintf(stderr, "error: out of host memory for the %s inputs\n", dtype_name(d));
-        exit(EXIT_FAIL);
-    }
+    float *y = host_alloc(count * sizeof *y, "a rounded copy of the inputs");
     for (size_t i = 0; i < count; i++)
         y[i] = dtype_round(d, x[i]);
     return y;
@@ -112,11 +110,8 @@ static struct rounded_inputs *inputs_for(struct run *r, enum dtype d)
         ri->input = rounded_copy(r->host.input, input_count(s), key);
         ri->weights = rounded_copy(r->host.weights, weight_count(s), key);
     }
-    if (r->opts.verify &&
-        !gold_compute(&ri->gold, s, ri->input, ri->weights, r->host.bias, r->opts.seed)) {
-        fprintf(stderr, "error: out of host memory for the reference\n");
-        exit(EXIT_FAIL);
-    }
+    if (r->opts.verify)
+        gold_compute(&ri->gold, s, ri->input, ri->weights, r->host.bias, r->opts.seed);
     return ri;
 }
 
@@ -188,8 +183,8 @@ static int open_gpu(struct run *r)
         return EXIT_PASS;
     }
     if (r->opts.device >= count) {
-        fprintf(stderr, "error: --device %d: this machine has %d CUDA device%s (0..%d)\n",
-                r->opts.device, count, count == 1 ? "" : "s", count - 1);
+        print_error("--device %d: this machine has %d CUDA device%s (0..%d)", r->opts.device,
+                    count, count == 1 ? "" : "s", count - 1);
         return EXIT_USAGE;
     }
     gpu_query(r->opts.device, &r->gpu);
@@ -206,10 +201,9 @@ static int open_gpu(struct run *r)
     size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) +
                   (weight_count(s) + bias_count(s)) * sizeof(float);
     if (need > r->gpu.free_bytes) {
-        fprintf(stderr,
-                "error: the problem needs %.2f GB of GPU memory and %s has %.2f GB "
-                "free: use a smaller --size, --batch or channel count\n",
-                need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
+        print_error("out of GPU memory: the problem needs %.2f GB and %s has %.2f GB free: use "
+                    "a smaller --size, --batch or channel count",
+                    need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
         return EXIT_USAGE;
     }
     r->have_gpu = true;
@@ -435,14 +429,8 @@ static void *alloc_scratch(const struct run *r, const struct conv_variant *v)
     size_t bytes = v->scratch_bytes ? v->scratch_bytes(&r->host.shape) : 0;
     if (bytes == 0)
         return NULL;
-    void *p = NULL;
-    if (r->lesson->target == TARGET_GPU)
-        CUDA_CHECK(cudaMalloc(&p, bytes));
-    else if (!(p = malloc(bytes))) {
-        fprintf(stderr, "error: out of host memory for %s's scratch\n", v->name);
-        exit(EXIT_FAIL);
-    }
-    return p;
+    return r->lesson->target == TARGET_GPU ? gpu_alloc(bytes, "the variant's scratch")
+                                           : host_alloc(bytes, "the variant's scratch");
 }
 
 static void free_scratch(const struct run *r, void *p)
@@ -478,11 +466,7 @@ static void run_and_check(struct run *r, const struct variant_run *vr, const str
 static struct timing cpu_time(const struct run *r, const struct variant_run *vr)
 {
     struct conv_args a = host_args(r, vr->scratch);
-    double *samples = malloc((size_t)r->opts.reps * sizeof *samples);
-    if (!samples) {
-        fprintf(stderr, "error: out of host memory\n");
-        exit(EXIT_FAIL);
-    }
+    double *samples = host_alloc((size_t)r->opts.reps * sizeof *samples, "the timings");
     for (int i = 0; i < r->opts.warmup; i++)
         vr->variant->run(&a);
     for (int i = 0; i < r->opts.reps; i++) {
@@ -646,7 +630,7 @@ static void run_single(struct run *r)
     }
     char err[ERROR_SIZE];
     if (!write_result(r, err, sizeof err)) {
-        fprintf(stderr, "error: %s\n", err);
+        print_error("%s %s", r->opts.mode == MODE_IMAGE ? "--out" : "--output", err);
         r->failures++;
         return;
     }
@@ -658,10 +642,8 @@ static int check_variants_apply(const struct run *r)
     if (r->lesson->variant_count == 0) {
         if (r->opts.mode == MODE_BENCH)
             return EXIT_PASS; /* baseline rows only */
-        fprintf(stderr,
-                "error: %s has no kernel variant to apply: --input and --image need a "
-                "lesson\n",
-                r->lesson->name);
+        print_error("%s has no kernel variant to apply: --input and --image need a lesson",
+                    r->lesson->name);
         return EXIT_USAGE;
     }
     const char *reason = NULL;
@@ -674,8 +656,8 @@ static int check_variants_apply(const struct run *r)
         if (!reason)
             return EXIT_PASS;
     }
-    fprintf(stderr, "error: %s cannot run this problem: %s\n",
-            r->opts.variant ? r->opts.variant : r->lesson->name, reason ? reason : "?");
+    print_error("%s cannot run this problem: %s",
+                r->opts.variant ? r->opts.variant : r->lesson->name, reason ? reason : "?");
     return EXIT_USAGE;
 }
 
@@ -691,21 +673,20 @@ static int setup(struct run *r, int argc, char **argv)
         return rc;
     if (r->lesson->check_weights) {
         const char *why = r->lesson->check_weights(&r->host.shape, r->host.weights);
-        if (why) {
-            fprintf(stderr, "error: %s\n", why);
+        if (why) { /* named by the file or filter the weights came from, if any */
+            const char *from = r->opts.weights_path ? r->opts.weights_path : r->opts.filter_spec;
+            if (from)
+                print_error("%s %s: %s", r->opts.weights_path ? "--weights" : "--filter", from,
+                            why);
+            else
+                print_error("%s", why);
             return EXIT_USAGE;
         }
     }
     if ((rc = check_variants_apply(r)) != EXIT_PASS)
         return rc;
-    if ((rc = open_gpu(r)) != EXIT_PASS)
-        return rc;
-    r->host_out = malloc(output_count(&r->host.shape) * sizeof *r->host_out);
-    if (!r->host_out) {
-        fprintf(stderr, "error: out of host memory for the output\n");
-        return EXIT_FAIL;
-    }
-    return EXIT_PASS;
+    r->host_out = host_alloc(output_count(&r->host.shape) * sizeof *r->host_out, "the output");
+    return open_gpu(r);
 }
 
 int lesson_main(const struct lesson *lesson, int argc, char **argv)

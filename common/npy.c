@@ -32,7 +32,6 @@ static const char NPY_MAGIC[] = "\x93NUMPY";
 #define NPY_DTYPE "<f4"
 /* Room for the largest header npy_write builds: 8 dims of 20 digits each. */
 #define NPY_DICT_SIZE 512
-#define SHAPE_TEXT_SIZE 256
 #define WHY_SIZE 160
 
 struct npy_header {
@@ -203,7 +202,7 @@ static bool parse_header(const char *text, size_t len, struct npy_header *h, cha
     return true;
 }
 
-static void format_shape(char *buf, size_t size, int ndim, const size_t *shape)
+void npy_format_shape(char *buf, size_t size, int ndim, const size_t *shape)
 {
     size_t n = (size_t)snprintf(buf, size, "(");
     for (int i = 0; i < ndim && n < size; i++)
@@ -229,7 +228,7 @@ static void format_index(char *buf, size_t size, int ndim, const size_t *shape, 
         index[i] = flat % shape[i];
         flat /= shape[i];
     }
-    format_shape(buf, size, ndim, index);
+    npy_format_shape(buf, size, ndim, index);
 }
 
 /* Product of the shape, false when it or its size in bytes overflows size_t. */
@@ -307,8 +306,8 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         fclose(f);
         return false;
     }
-    char shape_text[SHAPE_TEXT_SIZE];
-    format_shape(shape_text, sizeof shape_text, h.ndim, h.shape);
+    char shape_text[NPY_SHAPE_TEXT_SIZE];
+    npy_format_shape(shape_text, sizeof shape_text, h.ndim, h.shape);
     size_t count;
     bool ok = false;
     if (strcmp(h.descr, NPY_DTYPE) != 0)
@@ -348,7 +347,7 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         data = malloc(need);
         if (!data) {
             fclose(f);
-            return file_error(err, err_size, path, "out of memory for %zu bytes", need);
+            return file_error(err, err_size, path, "out of host memory for %zu bytes", need);
         }
         if (fread(data, sizeof(float), count, f) != count) {
             free(data);
@@ -360,7 +359,7 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
     /* NaN or infinity in an input is bad input, not a kernel failure to report later. */
     size_t bad = first_non_finite(data, count);
     if (bad < count) {
-        char index_text[SHAPE_TEXT_SIZE];
+        char index_text[NPY_SHAPE_TEXT_SIZE];
         format_index(index_text, sizeof index_text, h.ndim, h.shape, bad);
         const char *what = isnan(data[bad]) ? "NaN" : "infinite";
         free(data);
@@ -385,8 +384,8 @@ bool npy_write(const char *path, const float *data, int ndim, const size_t *shap
     if (!shape_count(ndim, shape, &count))
         return file_error(err, err_size, path, "shape has too many elements");
 
-    char shape_text[SHAPE_TEXT_SIZE];
-    format_shape(shape_text, sizeof shape_text, ndim, shape);
+    char shape_text[NPY_SHAPE_TEXT_SIZE];
+    npy_format_shape(shape_text, sizeof shape_text, ndim, shape);
     char dict[NPY_DICT_SIZE];
     int dict_len = snprintf(dict, sizeof dict,
                             "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", NPY_DTYPE,

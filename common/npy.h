@@ -25,4 +25,9 @@ bool npy_write(const char *path, const float *data, int ndim, const size_t *shap
                char *err, size_t err_size);
 void npy_free(struct npy_array *a);
 
+/* Room for any shape as text. */
+#define NPY_SHAPE_TEXT_SIZE 256
+/* A shape as NumPy prints it, for error lines: "(0, 1, 3, 3)", "(5,)", "()". */
+void npy_format_shape(char *buf, size_t size, int ndim, const size_t *shape);
+
 #endif

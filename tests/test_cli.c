@@ -3,26 +3,9 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "flag_lesson.h"
+#include "stderr_capture.h"
 #include "unit.h"
-
-static void dummy_run(const struct conv_args *a)
-{
-    (void)a;
-}
-
-static const struct conv_variant variants[] = {
-    {.name = "first", .what = "a variant", .run = dummy_run},
-    {.name = "second", .what = "another", .run = dummy_run},
-};
-
-static const struct lesson lesson = {.name = "99_test",
-                                     .title = "flag parsing",
-                                     .target = TARGET_GPU,
-                                     .variants = variants,
-                                     .variant_count = 2,
-                                     .default_preset = "big3",
-                                     .image_variant = "first",
-                                     .min_compute_capability = 75};
 
 #define MAX_ARGS 32
 
@@ -36,16 +19,36 @@ static enum cli_status parse(struct options *o, ...)
     for (char *arg; argc < MAX_ARGS && (arg = va_arg(args, char *)) != NULL;)
         argv[argc++] = arg;
     va_end(args);
-    return parse_options(&lesson, argc, argv, o);
+    return parse_options(&flag_lesson, argc, argv, o);
 }
 
 #define PARSE(o, ...) parse((o), __VA_ARGS__, (char *)NULL)
+
+/* The flags are rejected with one error line that holds `want`. */
+#define CHECK_ERROR(want, ...)                                  \
+    do {                                                        \
+        struct options o_;                                      \
+        struct stderr_capture c_;                               \
+        stderr_capture_begin(&c_);                              \
+        enum cli_status status_ = PARSE(&o_, __VA_ARGS__);      \
+        check_error_line(status_, stderr_capture_end(&c_), want); \
+    } while (0)
+
+static void check_error_line(enum cli_status status, const char *line, const char *want)
+{
+    const char *newline = strchr(line, '\n');
+    bool ok = status == CLI_EXIT_USAGE && strncmp(line, "error: ", 7) == 0 && newline &&
+              newline[1] == '\0' && strstr(line, want) != NULL;
+    if (!ok)
+        fprintf(stderr, "expected one error line with '%s', got: %s\n", want, line);
+    CHECK(ok);
+}
 
 static void defaults_come_from_the_preset(void)
 {
     struct options o;
     char *argv[] = {"test"};
-    CHECK(parse_options(&lesson, 1, argv, &o) == CLI_RUN);
+    CHECK(parse_options(&flag_lesson, 1, argv, &o) == CLI_RUN);
     CHECK(strcmp(o.preset, "big3") == 0);
     CHECK(o.shape.h == 8192 && o.shape.w == 8192 && o.shape.ksize == 3);
     CHECK(o.shape.n == 1 && o.shape.cin == 1 && o.shape.cout == 1 && !o.shape.bias);
@@ -151,6 +154,22 @@ static void rejects_unknowns(void)
     CHECK(PARSE(&o, "--device", "-1") == CLI_EXIT_USAGE);
 }
 
+/* The error names the argument at fault, not a neighbour or the program. */
+static void names_the_wrong_flag(void)
+{
+    CHECK_ERROR("error: -xy: unknown flag", "-xy");
+    CHECK_ERROR("error: -qz: unknown flag", "--reps", "2", "-qz");
+    CHECK_ERROR("error: --frobnicate: unknown flag", "--size", "5x5", "--frobnicate", "1");
+    CHECK_ERROR("error: stray: unexpected argument", "stray", "--reps", "2");
+    CHECK_ERROR("error: --reps needs a value", "--size", "5x5", "--reps");
+    CHECK_ERROR("error: --size needs a value; --ksize is a flag", "--size", "--ksize", "3");
+    CHECK_ERROR("error: --input needs a value; -- is a flag", "--input", "--");
+    CHECK_ERROR("error: --ksize -3: expected an odd filter size", "--ksize", "-3");
+    struct options o;
+    CHECK(PARSE(&o, "--image", "x.pgm", "--out=--y.pgm") == CLI_RUN); /* on purpose */
+    CHECK(strcmp(o.image_out_path, "--y.pgm") == 0);
+}
+
 static void rejects_unwritable_outputs(void)
 {
     struct options o;
@@ -187,6 +206,7 @@ static const struct unit_case cases[] = {
     {"rejects_overflow", rejects_overflow},
     {"rejects_conflicts", rejects_conflicts},
     {"rejects_unknowns", rejects_unknowns},
+    {"names_the_wrong_flag", names_the_wrong_flag},
     {"rejects_unwritable_outputs", rejects_unwritable_outputs},
     {"image_mode_defaults", image_mode_defaults},
     {"help_and_presets_exit_cleanly", help_and_presets_exit_cleanly},

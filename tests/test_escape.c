@@ -1,12 +1,8 @@
 /* Escaping of error text: control bytes, ESC and bytes from 0x7f up are shown as
  * escapes, printable text is untouched, a second pass changes nothing, and a
  * short buffer never ends in half an escape. */
-#define _POSIX_C_SOURCE 200809L
-
-#include <stdio.h>
-#include <unistd.h>
-
 #include "escape.h"
+#include "stderr_capture.h"
 #include "unit.h"
 
 #define TEXT_SIZE 256
@@ -47,24 +43,10 @@ static void stops_on_a_whole_escape(void)
 /* print_error writes exactly one line to stderr, whatever its arguments hold. */
 static void print_error_is_one_line(void)
 {
-    char name[TEXT_SIZE], line[TEXT_SIZE] = "";
-    snprintf(name, sizeof name, "test_escape_stderr.%ld.txt", (long)getpid());
-    fflush(stderr);
-    int saved = dup(fileno(stderr));
-    CHECK(freopen(name, "w", stderr) != NULL);
+    struct stderr_capture c;
+    stderr_capture_begin(&c);
     print_error("--size %s: expected HxW", "3\n4\x1b[2J");
-    fflush(stderr);
-    dup2(saved, fileno(stderr));
-    close(saved);
-    FILE *f = fopen(name, "r");
-    CHECK(f != NULL);
-    if (f) {
-        size_t n = fread(line, 1, sizeof line - 1, f);
-        line[n] = '\0';
-        fclose(f);
-    }
-    remove(name);
-    CHECK(strcmp(line, "error: --size 3\\n4\\x1b[2J: expected HxW\n") == 0);
+    CHECK(strcmp(stderr_capture_end(&c), "error: --size 3\\n4\\x1b[2J: expected HxW\n") == 0);
 }
 
 static const struct unit_case cases[] = {

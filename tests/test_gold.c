@@ -85,10 +85,10 @@ static void full_for_small_sampled_for_large(void)
     struct conv_shape large = {1, 1, 1, 8192, 8192, 3, false};
     float *in = calloc(input_count(&large), sizeof *in), w[9] = {1};
     struct gold g;
-    CHECK(gold_compute(&g, &small, in, w, NULL, 1));
+    gold_compute(&g, &small, in, w, NULL, 1);
     CHECK(!g.sampled && g.count == 100 && g.index == NULL);
     gold_free(&g);
-    CHECK(gold_compute(&g, &large, in, w, NULL, 1));
+    gold_compute(&g, &large, in, w, NULL, 1);
     CHECK(g.sampled && g.index != NULL);
     CHECK(g.count == 3 * (4 * 8192 - 4) + GOLD_RANDOM_SAMPLES);
     bool in_range = true, first_corner = false, last_corner = false;

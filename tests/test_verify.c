@@ -28,7 +28,7 @@ static void fixture_make(struct fixture *f, struct conv_shape s)
     fill_uniform(f->in, input_count(&s), -1, 1, &r);
     fill_uniform(f->w, weight_count(&s), -1, 1, &r);
     fill_uniform(f->b, s.cout, -1, 1, &r);
-    CHECK(gold_compute(&f->g, &s, f->in, f->w, s.bias ? f->b : NULL, 1));
+    gold_compute(&f->g, &s, f->in, f->w, s.bias ? f->b : NULL, 1);
     /* float32 accumulation, channel-inner order: a different rounding than gold's. */
     int rad = s.ksize / 2;
     for (size_t at = 0; at < output_count(&s); at++) {
@@ -149,7 +149,8 @@ static void sampled_check_reads_only_samples(void)
     for (size_t i = 0; i < input_count(&s); i += 4099)
         in[i] = 1.5f;
     struct gold g;
-    CHECK(gold_compute(&g, &s, in, w, NULL, 3) && g.sampled);
+    gold_compute(&g, &s, in, w, NULL, 3);
+    CHECK(g.sampled);
     for (size_t i = 0; i < output_count(&s); i++)
         out[i] = 2 * in[i];
     CHECK(check_output(&g, out, tolerance_for(DTYPE_FP32, &s)).pass);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh SECONDS OUT_DIR [TARGET...]
-# Builds the libFuzzer targets (npy, image, filter; all by default) with clang,
+# Builds the libFuzzer targets (npy, image, filter, cli; all by default) with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS from its
 # committed seeds (tests/fuzz/corpus/TARGET and the test data; inputs it finds go to
 # OUT_DIR/corpus_TARGET, so the seeds stay as committed). Exit 77 (ctest: Skipped)
@@ -11,14 +11,20 @@ set -euo pipefail
 seconds=$1 out=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(npy image filter)
+[ ${#targets[@]} -eq 0 ] && targets=(npy image filter cli)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 common=$root/common
 cc=${FUZZ_CC:-clang}
-declare -A parser=([npy]=npy.c [image]=image.c [filter]=filters.c)
+# Each target's parser and what it calls besides common/fileutil.c and common/escape.c.
+declare -A parser=([npy]=common/npy.c [image]=common/image.c [filter]=common/filters.c
+    [cli]="common/cli.c common/conv_problem.c common/filters.c tests/flag_lesson.c")
 # Seeds besides tests/fuzz/corpus/TARGET: the test and sample files already committed.
-declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters)
+declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters [cli]=)
+# The flag parser's headers include cuda_runtime_api.h: from CUDA_INCLUDE, else the
+# toolkit of the nvcc on PATH, else /usr/local/cuda.
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+cuda_include=${CUDA_INCLUDE:-$(dirname "$(dirname "$nvcc")")/include}
 # Largest input tried: every parser's header and a small payload fit in 4 KiB.
 max_len=4096
 
@@ -35,22 +41,27 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
 fi
 
 flags=(-std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined
-    -fno-sanitize-recover=all -I"$common" -I"$here")
+    -fno-sanitize-recover=all -I"$common" -I"$here" -I"$root/tests"
+    -I"$cuda_include")
 status=0
 for t in "${targets[@]}"; do
     if [ -z "${parser[$t]:-}" ]; then
-        echo "FAIL: unknown fuzz target '$t' (npy, image, filter)"
+        echo "FAIL: unknown fuzz target '$t' (npy, image, filter, cli)"
         exit 1
     fi
-    "$cc" "${flags[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "$common/${parser[$t]}" \
+    sources=()
+    for f in ${parser[$t]}; do sources+=("$root/$f"); done
+    "$cc" "${flags[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "${sources[@]}" \
         "$common/fileutil.c" "$common/escape.c" -lm -o "$out/fuzz_$t"
     args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len
         -artifact_prefix="$out/$t-" -print_final_stats=1)
     [ -f "$here/$t.dict" ] && args+=(-dict="$here/$t.dict")
     mkdir -p "$out/corpus_$t"
     log="$out/fuzz_$t.log"
-    if TMPDIR="$scratch" "$out/fuzz_$t" "${args[@]}" "$out/corpus_$t" "$here/corpus/$t" \
-        "$root/${more_seeds[$t]}" >"$log" 2>&1; then
+    seeds=("$here/corpus/$t")
+    [ -n "${more_seeds[$t]}" ] && seeds+=("$root/${more_seeds[$t]}")
+    if TMPDIR="$scratch" "$out/fuzz_$t" "${args[@]}" "$out/corpus_$t" "${seeds[@]}" \
+        >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         echo "fuzz_$t: ${runs:-?} inputs in ${seconds} s, no crash"
     else
