@@ -32,14 +32,40 @@ struct tiling {
 
 /* 64 x 64 warp tiles: 8 ldmatrix.x4 feed 32 mma per k-step. A 64 x 32 warp tile needs
  * 6 for 16, and shared memory (128 bytes per clock per SM) could then feed the tensor
- * cores only about two thirds of their rate. */
-typedef tiling<128, 128, 2, 2, 4, 4, 2> wide_tiling;
+ * cores only about two thirds of their rate. 256 x 128 blocks: each byte brought from
+ * L2 serves more products than in a 128 x 128 block. */
+typedef tiling<256, 128, 4, 2, 4, 4, 1> wide_tiling;
 /* Layers with at most 64 output channels: the same warps stacked along the pixels, so
  * that no half of the block computes channels that do not exist. */
 typedef tiling<256, 64, 4, 1, 4, 4, 2> narrow_tiling;
-/* 3xTF32 holds each fragment twice (big and small parts): smaller warp tiles keep it
- * in registers, and three mma per fragment load keep shared memory ahead anyway. */
-typedef tiling<128, 128, 2, 4, 4, 4, 2> split_tiling;
+/* 3xTF32 holds each fragment twice (big and small parts) and three accumulators
+ * (mma_ops.cuh): 32 x 32 warp tiles keep that in registers, and three mma per
+ * fragment load keep shared memory ahead anyway. */
+typedef tiling<64, 128, 2, 4, 4, 4, 1> split_tiling;
+
+template <int MT, int NT> static __device__ __forceinline__ void zero(float (&x)[MT][NT][4])
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                x[i][j][e] = 0.0f;
+}
+
+/* sum += part with fp32 adds, rounded to nearest: off the tensor cores. */
+template <int MT, int NT>
+static __device__ __forceinline__ void add_to(float (&sum)[MT][NT][4], const float (&part)[MT][NT][4])
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                sum[i][j][e] += part[i][j][e];
+}
 
 template <typename Op, typename T, bool VECTOR>
 __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
@@ -61,6 +87,9 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
     const int tiles = ceil_div(load.depth, loader_t::BK);
 
     float acc[MT][NT][4] = {};
+    /* 3xTF32 only: this tile's big products and all small ones (mma_ops.cuh). */
+    float tile_acc[Op::SPLIT_ACCUMULATORS ? MT : 1][NT][4];
+    float small_acc[Op::SPLIT_ACCUMULATORS ? MT : 1][NT][4] = {};
 
     /* Fill all stages but one; a group is committed even when empty so that "group t
      * is complete" always means "tile t has landed". */
@@ -88,6 +117,8 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
 
         const uint4 *a_tile = ring + t % T::STAGES * T::TILE_CHUNKS;
         const uint4 *b_tile = a_tile + T::BM * T::CHUNKS;
+        if constexpr (Op::SPLIT_ACCUMULATORS)
+            zero(tile_acc);
 #pragma unroll
         for (int step = 0; step < T::CHUNKS / KSTEP_CHUNKS; step++) {
             uint32_t a[MT][4], b[NT][2];
@@ -112,9 +143,16 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
                 b[j + 1][0] = r[2];
                 b[j + 1][1] = r[3];
             }
-            Op::multiply(acc, a, b);
+            if constexpr (Op::SPLIT_ACCUMULATORS)
+                Op::multiply(tile_acc, small_acc, a, b);
+            else
+                Op::multiply(acc, a, b);
         }
+        if constexpr (Op::SPLIT_ACCUMULATORS)
+            add_to(acc, tile_acc);
     }
+    if constexpr (Op::SPLIT_ACCUMULATORS)
+        add_to(acc, small_acc);
 
     /* Accumulator i, j: rows (pixels) lane / 4 and lane / 4 + 8 of the 16x8 tile,
      * columns (channels) 2 (lane % 4) and the next: pairs of neighbouring channels,

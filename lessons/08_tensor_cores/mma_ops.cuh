@@ -90,6 +90,7 @@ static __device__ __forceinline__ void mma_tf32_m16n8k8(float d[4], const uint32
  * pair of neighbouring output channels is stored (fp16 and bf16 layers write their
  * own type, as the library does; the others write fp32). */
 struct mma_fp16 {
+    static constexpr bool SPLIT_ACCUMULATORS = false;
     typedef __half elem;
     typedef __half out;
     template <int MT, int NT>
@@ -108,6 +109,7 @@ struct mma_fp16 {
 };
 
 struct mma_bf16 {
+    static constexpr bool SPLIT_ACCUMULATORS = false;
     typedef __nv_bfloat16 elem;
     typedef __nv_bfloat16 out;
     template <int MT, int NT>
@@ -142,6 +144,7 @@ struct mma_fp32_storage {
  * exponent, 10 mantissa bits) and ignores the rest: what PyTorch does by default
  * for convolutions. */
 struct mma_tf32 : mma_fp32_storage {
+    static constexpr bool SPLIT_ACCUMULATORS = false;
     template <int MT, int NT>
     static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
                                                     uint32_t (&b)[NT][2])
@@ -181,12 +184,22 @@ static __device__ __forceinline__ void split_tf32(uint32_t (&x)[N], uint32_t (&s
 
 /* 3xTF32: each fp32 operand is split as big + small, which together keep about 21
  * of its 24 bits, and a*b ~ big_a*big_b + big_a*small_b + small_a*big_b (small*small
- * is below fp32's rounding): fp32 accuracy from three tensor-core products. The
- * two small products are added before the big one. */
+ * is below fp32's rounding): fp32 accuracy from three tensor-core products.
+ *
+ * Splitting is not enough. The tensor core adds each product into its accumulator
+ * with truncation (round toward zero), so an accumulator that runs over all of K
+ * drifts by about half an ulp per mma, always the same way: measured, its error grew
+ * in proportion to K, to 40 times cuDNN's fp32 error at K = 9216. So the big products
+ * of one tile go into `tile`, which starts from zero (small, so its truncation is
+ * small), and the kernel adds it to the running sum with an ordinary rounded fp32
+ * add; the small products, 2^-11 of the big ones, accumulate in `small` over all K,
+ * where their drift is negligible. */
 struct mma_3xtf32 : mma_fp32_storage {
+    static constexpr bool SPLIT_ACCUMULATORS = true;
     template <int MT, int NT>
-    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
-                                                    uint32_t (&b)[NT][2])
+    static __device__ __forceinline__ void multiply(float (&tile)[MT][NT][4],
+                                                    float (&small)[MT][NT][4],
+                                                    uint32_t (&a)[MT][4], uint32_t (&b)[NT][2])
     {
         uint32_t a_small[MT][4], b_small[NT][2];
 #pragma unroll
@@ -195,9 +208,9 @@ struct mma_3xtf32 : mma_fp32_storage {
 #pragma unroll
         for (int j = 0; j < NT; j++)
             split_tf32(b[j], b_small[j]);
-        multiply_fragments(acc, a_small, b, mma_tf32_m16n8k8);
-        multiply_fragments(acc, a, b_small, mma_tf32_m16n8k8);
-        multiply_fragments(acc, a, b, mma_tf32_m16n8k8);
+        multiply_fragments(small, a_small, b, mma_tf32_m16n8k8);
+        multiply_fragments(small, a, b_small, mma_tf32_m16n8k8);
+        multiply_fragments(tile, a, b, mma_tf32_m16n8k8);
     }
 };
 
