@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
 """Checks the measured numbers quoted in the docs against results/*/bench.csv.
 
-    python3 tests/check_doc_numbers.py [--verbose] [REPO_ROOT]
+    python3 tests/check_doc_numbers.py [--verbose] [--fix] [REPO_ROOT]
 
 Prints one line per number that does not match (file:line, what the page says, what the
 CSV has) and exits 1 if there is any, 0 otherwise; --verbose also lists every table and
 console block it read, with how many numbers. Standard library only.
+
+--fix rewrites each mismatched number in place, in the form the page wrote it (same
+decimals or significant digits, same suffix: `x`, `×`, `%`, `ms`, `·10⁻⁷`), from the row
+it was compared with (of several rows, the nearest); it prints one line per rewrite and
+exits 1 if a mismatch is left that it cannot rewrite (no row, a PASS/FAIL). It changes
+table cells and console output only: read the diff, and fix the prose around it by hand
+(rankings, ratios, "within X %", sums of table numbers), which no check reads.
 
 What it checks
 --------------
@@ -121,6 +128,27 @@ def parse_number(text):
     return value, 0.5 * 10.0 ** (exponent - decimals) * 1.0001 + 1e-12
 
 
+SUPERSCRIPT_OUT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def format_like(shown, value):
+    """value written the way shown is: '0.144' -> '0.022', '1.42x' -> '6.45x',
+    '4.60e-08' -> '4.55e-08', '8.98·10⁻⁸' -> '9.12·10⁻⁸'. None if shown is no number."""
+    m = re.fullmatch(r"(\s*)(-?\d+(?:\.(\d+))?)(e[-+]?\d+|·10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(.*)", shown)
+    if not m or parse_number(shown) is None:
+        return None
+    lead, _, decimals, exponent, suffix = m.groups()
+    decimals = len(decimals or "")
+    if not exponent:
+        return f"{lead}{value:.{decimals}f}{suffix}"
+    mantissa, power = f"{value:.{decimals}e}".split("e")
+    if exponent.startswith("e"):
+        digits = len(exponent.lstrip("e-+"))
+        sign = "-" if int(power) < 0 else ("+" if exponent[1] == "+" else "")
+        return f"{lead}{mantissa}e{sign}{abs(int(power)):0{digits}d}{suffix}"
+    return f"{lead}{mantissa}·10{str(int(power)).translate(SUPERSCRIPT_OUT)}{suffix}"
+
+
 def clean(cell):
     return cell.replace("**", "").replace("`", "").strip()
 
@@ -152,6 +180,7 @@ class Page:
         self.checked = 0
         self.notes = []
         self.tables = []
+        self.fixes = []  # (line number, ("cell"|"word", index), [(shown, rewrite)])
 
     def gpu_at(self, lines, index):
         """The GPU named last in the section (since the last heading) before line index."""
@@ -204,9 +233,12 @@ class Page:
         return None
 
     def check_cell(self, line_no, gpu, lesson, variant, problem, metric, cell):
+        """Reports each number of the cell that does not match; returns (shown, rewrite)
+        for each of them that --fix can rewrite, in the order they stand in the cell."""
+        fixes = []
         cell = clean(cell)
         if not cell or cell in ("-", "—"):
-            return
+            return fixes
         values = {}
         both = re.fullmatch(r"([\d.]+) \(([\d.]+) ?%\)", cell)
         if both:
@@ -224,16 +256,16 @@ class Page:
         values = {c: v for c, v in values.items()
                   if c == "status" or parse_number(v) is not None}
         if not values:
-            return
+            return fixes
         where = f"{self.path.name}:{line_no}"
         try:
             rows = self.results.find(gpu, lesson, variant, problem)
         except LookupError as e:
             self.report(f"{where}: {lesson} {variant}: {e}")
-            return
+            return fixes
         if not rows:
             self.report(f"{where}: no row in results for {lesson} {variant} {problem} ({gpu})")
-            return
+            return fixes
         for column, shown in values.items():
             if column == "status":
                 ok = any(r["status"] == shown for r in rows)
@@ -248,6 +280,13 @@ class Page:
                 name = problem.get("preset") or f"ksize {problem['ksize']}"
                 self.report(f"{where}: {lesson} {variant} {name} {column}: page says "
                             f"{shown}, results have {have}")
+                if column != "status":
+                    nearest = min((float(r[column]) for r in rows if r[column] != ""),
+                                  key=lambda h: abs(h - value), default=None)
+                    new = None if nearest is None else format_like(shown, nearest)
+                    if new is not None:
+                        fixes.append((shown, new))
+        return fixes
 
     def check_table(self, lines, start, rows):
         header = rows[0][1]
@@ -289,8 +328,10 @@ class Page:
                 the_problem = col_problem or problem
                 if variant is None or the_problem is None:
                     continue
-                self.check_cell(line_no, gpu, col_lesson or lesson, variant, the_problem,
-                                metric, cells[i])
+                fixes = self.check_cell(line_no, gpu, col_lesson or lesson, variant,
+                                        the_problem, metric, cells[i])
+                if fixes:
+                    self.fixes.append((line_no, ("cell", i), fixes))
         self.tables.append(f"{self.path.name}:{start + 1}: {self.checked - before} numbers "
                            f"({gpu})")
 
@@ -313,11 +354,48 @@ class Page:
             if not (lesson and gpu and problem and len(cells) == 10 and
                     cells[0] in self.results.variants.get(lesson, ())):
                 continue
-            for column, shown in zip(CONSOLE_COLUMNS, cells[1:]):
-                self.check_cell(line_no, gpu, lesson, cells[0], problem, column, shown)
+            for i, (column, shown) in enumerate(zip(CONSOLE_COLUMNS, cells[1:]), start=1):
+                fixes = self.check_cell(line_no, gpu, lesson, cells[0], problem, column,
+                                        shown)
+                if fixes:
+                    self.fixes.append((line_no, ("word", i), fixes))
         if self.checked > before:
             self.tables.append(f"{self.path.name}:{block[0][0]}: {self.checked - before} "
                                f"numbers ({gpu}, console output)")
+
+    def fix(self):
+        """Rewrites the numbers check() found wrong; returns a line per rewrite."""
+        lines = self.path.read_text().split("\n")
+        done = []
+        for line_no, (kind, index), fixes in self.fixes:
+            line = lines[line_no - 1]
+            if kind == "cell":  # the index-th cell between the table's pipes
+                pipes = [i for i, c in enumerate(line) if c == "|"] + [len(line)]
+                start, end = pipes[index] + 1, pipes[index + 1]
+            else:  # the index-th word of console output
+                span = list(re.finditer(r"\S+", line))[index].span()
+                start, end = span
+            text, at = line[start:end], 0
+            for shown, new in fixes:
+                at = text.find(shown, at)
+                if at < 0:
+                    done.append(f"{self.path.name}:{line_no}: could not find {shown!r}")
+                    break
+                text = text[:at] + new + text[at + len(shown):]
+                at += len(new)
+                done.append(f"{self.path.name}:{line_no}: {shown} -> {new}")
+            if kind == "word":  # keep the column's right edge
+                width = end - start
+                if len(text) < width:
+                    text = " " * (width - len(text)) + text
+                elif len(text) > width:
+                    spaces = len(line[:start]) - len(line[:start].rstrip(" "))
+                    cut = min(len(text) - width, max(spaces - 1, 0))
+                    start -= cut
+            lines[line_no - 1] = line[:start] + text + line[end:]
+        if self.fixes:
+            self.path.write_text("\n".join(lines))
+        return done
 
     def check(self):
         lines = self.path.read_text().splitlines()
@@ -340,14 +418,16 @@ class Page:
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--verbose"]
-    verbose = len(args) < len(sys.argv) - 1
+    args = [a for a in sys.argv[1:] if a not in ("--verbose", "--fix")]
+    verbose = "--verbose" in sys.argv[1:]
+    fix = "--fix" in sys.argv[1:]
     root = Path(args[0]) if args else Path(__file__).resolve().parents[1]
     results = Results(root)
     if not results.by_gpu:
         print(f"no results/*/bench.csv under {root}")
         return 1
     problems = []
+    fixed = []
     total = 0
     for path in sorted(root.glob("docs/*.md")) + [root / "README.md"]:
         page = Page(path, results, problems.append)
@@ -358,6 +438,17 @@ def main():
         if verbose:
             for table in page.tables:
                 print("checked " + table)
+        if fix:
+            fixed.extend(page.fix())
+    if fix:
+        for line in fixed:
+            print("fixed " + line)
+        left = len(problems) - sum(1 for line in fixed if " -> " in line)
+        print(f"{total} numbers checked against {', '.join(results.by_gpu)}: "
+              f"{len(problems)} mismatches, {len(problems) - left} rewritten")
+        if left:
+            print(f"{left} not rewritten: run again without --fix to see them")
+        return 1 if left else 0
     for line in problems:
         print(line)
     print(f"{total} numbers checked against {', '.join(results.by_gpu)}: "
