@@ -34,21 +34,6 @@ static __device__ __forceinline__ void copy_16_async(float *dst, const float *sr
 #endif
 }
 
-/* 16 aligned bytes through L1 as well (.ca), for sources that neighbouring copies
- * read again soon. */
-static __device__ __forceinline__ void copy_16_async_l1(void *dst, const void *src, bool inside)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 16 : 0)
-                 : "memory");
-#else
-    *static_cast<float4 *>(dst) =
-        inside ? __ldg(static_cast<const float4 *>(src)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#endif
-}
-
 /* Closes the group of copies this thread issued since the last call. */
 static __device__ __forceinline__ void commit_copies(void)
 {

@@ -32,8 +32,9 @@ struct tiling {
 
 /* 64 x 64 warp tiles: 8 ldmatrix.x4 feed 32 mma per k-step. A 64 x 32 warp tile needs
  * 6 for 16, and shared memory (128 bytes per clock per SM) could then feed the tensor
- * cores only about two thirds of their rate. (256 x 128 blocks of 8 such warps, one
- * block per SM, measured 1.26x slower on unet-256x256.) */
+ * cores only about two thirds of their rate. Measured on unet-256x256 and not kept:
+ * 256 x 128 blocks of 8 such warps, one block per SM, 1.26x slower; the input copied
+ * through L1 (cp.async.ca), 1.03x slower. */
 typedef tiling<128, 128, 2, 2, 4, 4, 2> wide_tiling;
 /* Layers with at most 64 output channels: the same warps stacked along the pixels, so
  * that no half of the block computes channels that do not exist. */

@@ -38,16 +38,10 @@ static __device__ __forceinline__ int tile_chunk(int row, int chunk)
 }
 
 /* A 16-byte chunk's copy: cp.async when it lies inside, zeros when outside. The
- * source must be a valid address either way. Weights pass through L2 only (.cg); the
- * input goes through L1 too (.ca): the 9 taps of a 3x3 filter read the same pixels,
- * shifted, in consecutive tiles when the channels are few. */
-template <bool KEEP_IN_L1>
+ * source must be a valid address either way. */
 static __device__ __forceinline__ void copy_chunk(uint4 *dst, const void *src, bool inside)
 {
-    if (KEEP_IN_L1)
-        copy_16_async_l1(dst, src, inside);
-    else
-        copy_16_async(reinterpret_cast<float *>(dst), static_cast<const float *>(src), inside);
+    copy_16_async(reinterpret_cast<float *>(dst), static_cast<const float *>(src), inside);
 }
 
 /* The tiles' rows and chunk column one thread loads, and the tap and channel its
@@ -138,16 +132,14 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
         for (int i = 0; i < A_ROWS; i++) {
             const Raw *src;
             const bool inside = a_source(i, k, r, dx, c, &src);
-            copy_chunk<true>(a_tile + tile_chunk<CHUNKS, SWIZZLE>(row + i * ROW_STEP, kc), src,
-                             inside);
+            copy_chunk(a_tile + tile_chunk<CHUNKS, SWIZZLE>(row + i * ROW_STEP, kc), src, inside);
         }
 #pragma unroll
         for (int i = 0; i < B_ROWS; i++) {
             const int out = first_out + i * ROW_STEP;
             const bool inside = out < s.cout && k < depth;
             const Raw *src = weights + (inside ? (size_t)out * depth + k : 0);
-            copy_chunk<false>(b_tile + tile_chunk<CHUNKS, SWIZZLE>(row + i * ROW_STEP, kc), src,
-                              inside);
+            copy_chunk(b_tile + tile_chunk<CHUNKS, SWIZZLE>(row + i * ROW_STEP, kc), src, inside);
         }
     }
 

@@ -42,8 +42,10 @@ static const struct conv_variant variants[] = {
      .run = launch_conv2d_3xtf32},
 };
 
-/* The library's rows in NCHW too: what a framework using NCHW tensors gets. */
+/* The library's rows in NCHW too: what a framework using NCHW tensors gets, and
+ * fp32 NCHW, where cuDNN has its Winograd kernels (3xTF32's rival at large batch). */
 static const struct baseline_format nchw_baselines[] = {
+    {DTYPE_FP32, LAYOUT_NCHW},
     {DTYPE_FP16, LAYOUT_NCHW},
     {DTYPE_BF16, LAYOUT_NCHW},
     {DTYPE_TF32, LAYOUT_NCHW},
