@@ -12,8 +12,8 @@
  * 16-byte chunks: CHUNKS chunks of E = 16 / sizeof(element) values per row.
  *
  * A chunk lies within one tap when C is a multiple of E (every U-Net layer but the
- * first); it is then one 16-byte cp.async. Otherwise (C = 3, any C in the tests) each
- * element is gathered on its own, and the tile is the same. */
+ * first); it is then one 16-byte cp.async. Otherwise (C = 3 on the first layer, C = 33
+ * in the tests) each element is gathered on its own, and the tile is the same. */
 #ifndef GEMM_TILES_CUH
 #define GEMM_TILES_CUH
 
