@@ -20,13 +20,14 @@
 
 /* A block's tiling: BM pixels x BN channels, WARPS_M x WARPS_N warps, tile rows of
  * CHUNKS chunks (k per tile: CHUNKS * 16 bytes), STAGES tiles in the ring. */
-template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int CHUNKS_, int STAGES_, int BLOCKS_PER_SM_>
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int CHUNKS_, int STAGES_,
+          int BLOCKS_PER_SM_>
 struct tiling {
     static constexpr int BM = BM_, BN = BN_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
     static constexpr int CHUNKS = CHUNKS_, STAGES = STAGES_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
     static constexpr int THREADS = WARPS_M * WARPS_N * 32;
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* one warp's tile */
-    static constexpr int TILE_CHUNKS = (BM + BN) * CHUNKS;    /* one stage: A, then B */
+    static constexpr int TILE_CHUNKS = (BM + BN) * CHUNKS;     /* one stage: A, then B */
     static constexpr int SMEM_BYTES = STAGES * TILE_CHUNKS * CHUNK_BYTES;
 };
 
@@ -57,7 +58,8 @@ template <int MT, int NT> static __device__ __forceinline__ void zero(float (&x)
 
 /* sum += part with fp32 adds, rounded to nearest: off the tensor cores. */
 template <int MT, int NT>
-static __device__ __forceinline__ void add_to(float (&sum)[MT][NT][4], const float (&part)[MT][NT][4])
+static __device__ __forceinline__ void add_to(float (&sum)[MT][NT][4],
+                                              const float (&part)[MT][NT][4])
 {
 #pragma unroll
     for (int i = 0; i < MT; i++)
@@ -127,18 +129,18 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
              * 16-31 at the same rows of the second: the four 8x8 matrices of the
              * 16x(32 bytes) fragment, in the order the mma wants them. */
 #pragma unroll
-            for (int i = 0; i < MT; i++)
-                ldmatrix_x4(a[i], a_tile + tile_chunk<T::CHUNKS, true>(
-                                               wm + i * 16 + lane % 16,
-                                               step * KSTEP_CHUNKS + lane / 16));
+            for (int i = 0; i < MT; i++) {
+                const int row = wm + i * 16 + lane % 16, chunk = step * KSTEP_CHUNKS + lane / 16;
+                ldmatrix_x4(a[i], a_tile + tile_chunk<T::CHUNKS, true>(row, chunk));
+            }
             /* B: one ldmatrix.x4 holds two 8-channel fragments: channels 0-7 (both
              * chunks), then channels 8-15. */
 #pragma unroll
             for (int j = 0; j < NT; j += 2) {
                 uint32_t r[4];
-                ldmatrix_x4(r, b_tile + tile_chunk<T::CHUNKS, true>(
-                                            wn + j * 8 + lane % 8 + lane / 16 * 8,
-                                            step * KSTEP_CHUNKS + lane / 8 % 2));
+                const int row = wn + j * 8 + lane % 8 + lane / 16 * 8;
+                const int chunk = step * KSTEP_CHUNKS + lane / 8 % 2;
+                ldmatrix_x4(r, b_tile + tile_chunk<T::CHUNKS, true>(row, chunk));
                 b[j][0] = r[0];
                 b[j][1] = r[1];
                 b[j + 1][0] = r[2];
@@ -185,7 +187,8 @@ template <typename Op, typename T> static void launch_tiling(const struct conv_a
 {
     const struct conv_shape *s = &a->shape;
     typedef typename Op::elem E;
-    const E *input = static_cast<const E *>(a->input), *weights = static_cast<const E *>(a->weights);
+    const E *input = static_cast<const E *>(a->input),
+            *weights = static_cast<const E *>(a->weights);
     typename Op::out *output = static_cast<typename Op::out *>(a->output);
     const bool vector = chunks_are_vectors(s, sizeof(E), input, weights);
     auto kernel = vector ? conv2d_mma<Op, T, true> : conv2d_mma<Op, T, false>;
@@ -195,7 +198,7 @@ template <typename Op, typename T> static void launch_tiling(const struct conv_a
     for (int first = 0; first < pixel_tiles; first += MAX_GRID_YZ) {
         const dim3 grid(ceil_div(s->cout, T::BN), min(pixel_tiles - first, MAX_GRID_YZ));
         kernel<<<grid, T::THREADS, T::SMEM_BYTES, a->stream>>>(input, weights, a->bias, output, *s,
-                                                                first);
+                                                               first);
         CUDA_CHECK_LAUNCH();
     }
 }

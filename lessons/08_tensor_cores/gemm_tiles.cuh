@@ -125,7 +125,8 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
     }
 
     /* The current tile of A and of B^T (BN rows of k) into a_tile and b_tile. */
-    template <bool SWIZZLE> __device__ __forceinline__ void load_vector(uint4 *a_tile, uint4 *b_tile)
+    template <bool SWIZZLE>
+    __device__ __forceinline__ void load_vector(uint4 *a_tile, uint4 *b_tile)
     {
         const int row = threadIdx.x / CHUNKS;
 #pragma unroll
@@ -146,7 +147,8 @@ template <typename Raw, int BM, int BN, int CHUNKS, int THREADS> struct tile_loa
     /* The same tiles one element at a time, for a C (and so K) that is not a whole
      * number of chunks: the chunk may cross taps, and the rows are not 16-byte
      * aligned in memory. Plain loads and stores: the next barrier publishes them. */
-    template <bool SWIZZLE> __device__ __forceinline__ void load_scalar(uint4 *a_tile, uint4 *b_tile)
+    template <bool SWIZZLE>
+    __device__ __forceinline__ void load_scalar(uint4 *a_tile, uint4 *b_tile)
     {
         const int row = threadIdx.x / CHUNKS;
         for (int e = 0; e < E; e++) {

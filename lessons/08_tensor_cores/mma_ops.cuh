@@ -198,8 +198,8 @@ struct mma_3xtf32 : mma_fp32_storage {
     static constexpr bool SPLIT_ACCUMULATORS = true;
     template <int MT, int NT>
     static __device__ __forceinline__ void multiply(float (&tile)[MT][NT][4],
-                                                    float (&small)[MT][NT][4],
-                                                    uint32_t (&a)[MT][4], uint32_t (&b)[NT][2])
+                                                    float (&small)[MT][NT][4], uint32_t (&a)[MT][4],
+                                                    uint32_t (&b)[NT][2])
     {
         uint32_t a_small[MT][4], b_small[NT][2];
 #pragma unroll
