@@ -30,8 +30,9 @@ Markdown tables in docs/*.md and README.md, and the console output the pages quo
   `best fused`) is not checked: it is derived from two rows, or is prose.
 * A `variant` column (or the row key) gives the variant: `` `tile_in` ``, `cuDNN (`gemm`)`,
   and a lesson number in front names another lesson: `02 `block32x8``, also in a header
-  (`01 `openmp``). A `lesson` column (`05`) does the same for a whole row. Otherwise the
-  lesson is the page's (docs/NN_*.md).
+  (`01 `openmp``). A `lesson` column (`05`) does the same for a whole row. A variant of
+  rows that belong to no numbered lesson (`pytorch`, `pytorch_tf32`) names those rows.
+  Otherwise the lesson is the page's (docs/NN_*.md).
 * A problem is a preset name (`seed000`, `big5`, `unet-64x64`) or a filter size
   (`9`, `9×9`, `k=9`, `8192² k=9`): the `custom` row of that ksize, which must be unique
   in the lesson. An empty problem cell repeats the row above.
@@ -207,6 +208,9 @@ class Page:
         word = text.split(" ")[0]
         if lesson and word in self.results.variants.get(lesson, ()):
             return lesson, word, text[len(word):].strip()
+        for other in self.results.lessons:
+            if not re.match(r"\d\d_", other) and word in self.results.variants.get(other, ()):
+                return other, word, text[len(word):].strip()
         return lesson, None, text
 
     def header_column(self, text, row_key):
