@@ -186,14 +186,14 @@ static __device__ __forceinline__ void split_tf32(uint32_t (&x)[N], uint32_t (&s
  * of its 24 bits, and a*b ~ big_a*big_b + big_a*small_b + small_a*big_b (small*small
  * is below fp32's rounding): fp32 accuracy from three tensor-core products.
  *
- * Splitting is not enough. The tensor core adds each product into its accumulator
- * with truncation (round toward zero), so an accumulator that runs over all of K
- * drifts by about half an ulp per mma, always the same way: measured, its error grew
- * in proportion to K, to 40 times cuDNN's fp32 error at K = 9216. So the big products
- * of one tile go into `tile`, which starts from zero (small, so its truncation is
- * small), and the kernel adds it to the running sum with an ordinary rounded fp32
- * add; the small products, 2^-11 of the big ones, accumulate in `small` over all K,
- * where their drift is negligible. */
+ * Splitting is not enough. The tensor core adds into its accumulator with truncation
+ * (round toward zero), so an accumulator that runs over all of K drifts, always the
+ * same way: measured, its error grew in proportion to K, to 37 times cuDNN's fp32
+ * error at K = 9216 (docs/08_tensor_cores.md). So the big products of one tile go
+ * into `tile`, which starts from zero (small, so its truncation is small), and the
+ * kernel adds it to the running sum with an ordinary rounded fp32 add; the small
+ * products, 2^-11 of the big ones, accumulate in `small` over all K, where their drift
+ * is negligible. */
 struct mma_3xtf32 : mma_fp32_storage {
     static constexpr bool SPLIT_ACCUMULATORS = true;
     template <int MT, int NT>
