@@ -41,7 +41,13 @@ Markdown tables in docs/*.md and README.md, and the console output the pages quo
   or PASS/FAIL. `**bold**` and `·10⁻⁷` exponents are understood; a cell with no number
   (`—`, `skipped`) is passed over.
 * A console block is read when it has the harness's header line (`lesson NN_name | GPU`),
-  a `problem NAME:` line and the table rows under it.
+  a `problem NAME:` line and the table rows under it. The table must be in the harness's
+  layout: the header line `variant format median ms min ms GB/s GFLOP/s roofline of
+  vs cuDNN rel err max abs check` and rows of 12 words, `VARIANT DTYPE/LAYOUT MEDIAN MIN
+  GB/S GFLOP/S R% UNIT VS REL MAX CHECK` (`- -` for no roofline), each compared with the
+  CSV row of that dtype and layout. A `VARIANT skipped: ...` line is passed over; a block
+  with another table header, or a row of one of the lesson's variants in another shape,
+  is reported (the page quotes output the harness no longer prints).
 * The GPU is the one whose device name (`NVIDIA H200`) the table's section names last
   before the table (the section starts at the last heading). A table in a section that
   names no GPU of results/ is not checked, and a `note:` line says so: a measured table
@@ -71,8 +77,12 @@ METRICS = {  # header words -> CSV column
 }
 ROW_KEYS = ("preset", "problem", "layer", "ksize", "variant")
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
-CONSOLE_COLUMNS = ["median_ms", "min_ms", "gbps", "gflops", "roofline_pct", "vs_cudnn",
-                   "rel_err", "max_abs_err", "status"]
+# The harness's console table: its header line, and for each word of a row the CSV column
+# it is checked against (None: the variant, the format DTYPE/LAYOUT, the roofline's unit).
+CONSOLE_HEADER = ("variant format median ms min ms GB/s GFLOP/s roofline of vs cuDNN "
+                  "rel err max abs check")
+CONSOLE_COLUMNS = [None, None, "median_ms", "min_ms", "gbps", "gflops", "roofline_pct", None,
+                   "vs_cudnn", "rel_err", "max_abs_err", "status"]
 
 
 class Results:
@@ -101,9 +111,11 @@ class Results:
                 return name
         return None
 
-    def find(self, gpu, lesson, variant, problem):
+    def find(self, gpu, lesson, variant, problem, fmt=None):
+        """fmt, `DTYPE/LAYOUT` as the console prints it, keeps the rows of that format."""
         rows = [r for r in self.by_gpu.get(gpu, [])
-                if r["lesson"] == lesson and r["variant"] == variant]
+                if r["lesson"] == lesson and r["variant"] == variant and
+                (fmt is None or f"{r['dtype']}/{r['layout']}" == fmt)]
         if problem.get("preset"):
             return [r for r in rows if r["preset"] == problem["preset"]]
         rows = [r for r in rows if r["preset"] == "custom" and
@@ -236,7 +248,7 @@ class Page:
                 return None, None, problem, metric
         return None
 
-    def check_cell(self, line_no, gpu, lesson, variant, problem, metric, cell):
+    def check_cell(self, line_no, gpu, lesson, variant, problem, metric, cell, fmt=None):
         """Reports each number of the cell that does not match; returns (shown, rewrite)
         for each of them that --fix can rewrite, in the order they stand in the cell."""
         fixes = []
@@ -263,12 +275,13 @@ class Page:
             return fixes
         where = f"{self.path.name}:{line_no}"
         try:
-            rows = self.results.find(gpu, lesson, variant, problem)
+            rows = self.results.find(gpu, lesson, variant, problem, fmt)
         except LookupError as e:
             self.report(f"{where}: {lesson} {variant}: {e}")
             return fixes
         if not rows:
-            self.report(f"{where}: no row in results for {lesson} {variant} {problem} ({gpu})")
+            self.report(f"{where}: no row in results for {lesson} {variant} {problem}"
+                        f"{' ' + fmt if fmt else ''} ({gpu})")
             return fixes
         for column, shown in values.items():
             if column == "status":
@@ -341,26 +354,54 @@ class Page:
 
     def check_console(self, lines, block):
         lesson = gpu = problem = None
+        header = False  # the table header line of the harness's layout was seen
         before = self.checked
         for line_no, line in block:
+            where = f"{self.path.name}:{line_no}"
             m = re.match(r"lesson (\d\d_\w+) \|", line)
             if m:
                 lesson = m.group(1)
                 gpu = next((g for g in self.results.by_gpu if f"| {g} |" in line), None)
+                header = False
                 continue
             m = re.match(r"problem (\S+): .* (\d+)x(\d+) ksize=(\d+)", line)
             if m:
                 problem = ({"preset": m.group(1)} if m.group(1) != "custom" else
                            {"ksize": int(m.group(4)), "h": int(m.group(2)),
                             "w": int(m.group(3))})
+                header = False
+                continue
+            if not (lesson and gpu and problem):
                 continue
             cells = line.split()
-            if not (lesson and gpu and problem and len(cells) == 10 and
-                    cells[0] in self.results.variants.get(lesson, ())):
+            if cells[:1] == ["variant"]:
+                header = " ".join(cells) == CONSOLE_HEADER
+                if not header:
+                    self.report(f"{where}: console table header is not the harness's "
+                                f"({CONSOLE_HEADER!r}): {' '.join(cells)!r}")
                 continue
-            for i, (column, shown) in enumerate(zip(CONSOLE_COLUMNS, cells[1:]), start=1):
+            if not cells or cells[0] not in self.results.variants.get(lesson, ()):
+                continue
+            if cells[1:2] == ["skipped:"]:
+                continue
+            if not header or len(cells) != len(CONSOLE_COLUMNS) or \
+                    not re.fullmatch(r"\w+/\w+", cells[1]):
+                self.report(f"{where}: console row not in the harness's layout (under its "
+                            f"table header, {len(CONSOLE_COLUMNS)} words): {line.strip()!r}")
+                continue
+            try:
+                rows = self.results.find(gpu, lesson, cells[0], problem, cells[1])
+            except LookupError:
+                rows = None  # check_cell reports it
+            if rows == []:
+                self.report(f"{where}: no row in results for {lesson} {cells[0]} {problem} "
+                            f"{cells[1]} ({gpu})")
+                continue
+            for i, (column, shown) in enumerate(zip(CONSOLE_COLUMNS, cells)):
+                if column is None:
+                    continue
                 fixes = self.check_cell(line_no, gpu, lesson, cells[0], problem, column,
-                                        shown)
+                                        shown, fmt=cells[1])
                 if fixes:
                     self.fixes.append((line_no, ("word", i), fixes))
         if self.checked > before:
