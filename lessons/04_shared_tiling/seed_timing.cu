@@ -287,7 +287,7 @@ int main(void)
 {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        fprintf(stderr, "04_seed_timing: no usable GPU, skipped\n");
+        fprintf(stderr, "seed000_timing: no usable GPU, skipped\n");
         return 77;
     }
     struct cudaDeviceProp prop;
@@ -312,7 +312,7 @@ int main(void)
     float *host_in = (float *)malloc(p.bytes), *host_out = (float *)malloc(p.bytes);
     static float host_filter[KSIZE * KSIZE];
     if (!host_in || !host_out) {
-        fprintf(stderr, "04_seed_timing: out of host memory\n");
+        fprintf(stderr, "seed000_timing: out of host memory\n");
         return 1;
     }
     for (size_t i = 0; i < p.bytes / sizeof(float); i++) /* torch.rand */

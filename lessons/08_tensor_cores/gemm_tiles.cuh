@@ -29,7 +29,7 @@
  * 128-byte line holds 8 chunks: 128 / (16 * CHUNKS) rows). Without it, rows that
  * share a line offset share banks: a 4-way conflict for 64-byte rows. */
 template <int CHUNKS, bool SWIZZLE>
-static __device__ __forceinline__ int tile_chunk(int row, int chunk)
+static __host__ __device__ __forceinline__ int tile_chunk(int row, int chunk)
 {
     static_assert(CHUNKS == 2 || CHUNKS == 4 || CHUNKS == 8, "rows of 32, 64 or 128 bytes");
     if (!SWIZZLE)
