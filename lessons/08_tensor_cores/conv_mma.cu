@@ -176,9 +176,9 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
                     continue;
                 typename Op::out *dst = output + (size_t)p * s.cout + ch;
                 const float v0 = acc[i][j][2 * half] + b0, v1 = acc[i][j][2 * half + 1] + b1;
-                Op::store(dst, v0, v1, pairs);
+                store_pair(dst, v0, v1, pairs);
                 if (!pairs && ch + 1 < s.cout)
-                    Op::store(dst + 1, v1, 0.0f, false);
+                    store_pair(dst + 1, v1, 0.0f, false);
             }
         }
 }

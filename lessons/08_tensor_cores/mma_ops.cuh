@@ -34,124 +34,97 @@ static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *sm
 }
 
 /* One warp's tile: acc[i][j] += a[i] * b[j] for MT 16-row fragments of A and NT
- * 8-column fragments of B, with the mma `op`. */
-template <int MT, int NT, typename Op>
-static __device__ __forceinline__ void multiply_fragments(float (&acc)[MT][NT][4],
-                                                          const uint32_t (&a)[MT][4],
-                                                          const uint32_t (&b)[NT][2], Op op)
+ * 8-column fragments of B, with the mma `Mma`. */
+template <typename Mma, int MT, int NT>
+static __device__ __forceinline__ void
+multiply_fragments(float (&acc)[MT][NT][4], const uint32_t (&a)[MT][4], const uint32_t (&b)[NT][2])
 {
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
         for (int j = 0; j < NT; j++)
-            op(acc[i][j], a[i], b[j]);
+            Mma::run(acc[i][j], a[i], b[j]);
 }
 
-static __device__ __forceinline__ void mma_f16_m16n8k16(float d[4], const uint32_t a[4],
-                                                        const uint32_t b[2])
-{
+/* d += a * b for one 16x8 tile: every mma of this lesson takes 4 fp32 accumulators,
+ * 4 registers of A and 2 of B; only the instruction's name differs. */
 #if __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#define MMA_SYNC(instruction, d, a, b)                                                             \
+    asm volatile(instruction " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"  \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                  \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 #else
-    __trap();
+#define MMA_SYNC(instruction, d, a, b) __trap()
 #endif
-}
 
-static __device__ __forceinline__ void mma_bf16_m16n8k16(float d[4], const uint32_t a[4],
-                                                         const uint32_t b[2])
+struct mma_f16_m16n8k16 {
+    static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])
+    {
+        MMA_SYNC("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", d, a, b);
+    }
+};
+
+struct mma_bf16_m16n8k16 {
+    static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])
+    {
+        MMA_SYNC("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", d, a, b);
+    }
+};
+
+struct mma_tf32_m16n8k8 {
+    static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])
+    {
+        MMA_SYNC("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", d, a, b);
+    }
+};
+
+/* A pair of neighbouring output channels (or one, when pair is false), in the
+ * output's type: fp16 and bf16 layers write their own type, as the library does; the
+ * others write fp32. */
+static __device__ __forceinline__ void store_pair(__half *p, float v0, float v1, bool pair)
 {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
+    if (pair)
+        *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(v0, v1);
+    else
+        *p = __float2half_rn(v0);
 }
 
-static __device__ __forceinline__ void mma_tf32_m16n8k8(float d[4], const uint32_t a[4],
-                                                        const uint32_t b[2])
+static __device__ __forceinline__ void store_pair(__nv_bfloat16 *p, float v0, float v1, bool pair)
 {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    __trap();
-#endif
+    if (pair)
+        *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(v0, v1);
+    else
+        *p = __float2bfloat16_rn(v0);
 }
 
-/* The storage types: the element, how a warp multiplies its fragments, and how a
- * pair of neighbouring output channels is stored (fp16 and bf16 layers write their
- * own type, as the library does; the others write fp32). */
-struct mma_fp16 {
+static __device__ __forceinline__ void store_pair(float *p, float v0, float v1, bool pair)
+{
+    if (pair)
+        *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+    else
+        *p = v0;
+}
+
+/* A storage type multiplied by one mma per product: its element (also the output's
+ * type) and its instruction. */
+template <typename Elem, typename Mma> struct one_mma {
     static constexpr bool SPLIT_ACCUMULATORS = false;
-    typedef __half elem;
-    typedef __half out;
+    typedef Elem elem;
+    typedef Elem out;
     template <int MT, int NT>
     static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
                                                     uint32_t (&b)[NT][2])
     {
-        multiply_fragments(acc, a, b, mma_f16_m16n8k16);
-    }
-    static __device__ __forceinline__ void store(__half *p, float v0, float v1, bool pair)
-    {
-        if (pair)
-            *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(v0, v1);
-        else
-            *p = __float2half_rn(v0);
+        multiply_fragments<Mma>(acc, a, b);
     }
 };
 
-struct mma_bf16 {
-    static constexpr bool SPLIT_ACCUMULATORS = false;
-    typedef __nv_bfloat16 elem;
-    typedef __nv_bfloat16 out;
-    template <int MT, int NT>
-    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
-                                                    uint32_t (&b)[NT][2])
-    {
-        multiply_fragments(acc, a, b, mma_bf16_m16n8k16);
-    }
-    static __device__ __forceinline__ void store(__nv_bfloat16 *p, float v0, float v1, bool pair)
-    {
-        if (pair)
-            *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(v0, v1);
-        else
-            *p = __float2bfloat16_rn(v0);
-    }
-};
-
-/* fp32 data, fp32 output. */
-struct mma_fp32_storage {
-    typedef float elem;
-    typedef float out;
-    static __device__ __forceinline__ void store(float *p, float v0, float v1, bool pair)
-    {
-        if (pair)
-            *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-        else
-            *p = v0;
-    }
-};
-
+typedef one_mma<__half, mma_f16_m16n8k16> mma_fp16;
+typedef one_mma<__nv_bfloat16, mma_bf16_m16n8k16> mma_bf16;
 /* fp32 data in TF32: the tensor core reads the top 19 bits of each operand (sign,
  * exponent, 10 mantissa bits) and ignores the rest: what PyTorch does by default
  * for convolutions. */
-struct mma_tf32 : mma_fp32_storage {
-    static constexpr bool SPLIT_ACCUMULATORS = false;
-    template <int MT, int NT>
-    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
-                                                    uint32_t (&b)[NT][2])
-    {
-        multiply_fragments(acc, a, b, mma_tf32_m16n8k8);
-    }
-};
+typedef one_mma<float, mma_tf32_m16n8k8> mma_tf32;
 
 /* The 13 low mantissa bits that TF32 drops. */
 #define TF32_DROPPED_BITS 0x1fffu
@@ -194,8 +167,10 @@ static __device__ __forceinline__ void split_tf32(uint32_t (&x)[N], uint32_t (&s
  * kernel adds it to the running sum with an ordinary rounded fp32 add; the small
  * products, 2^-11 of the big ones, accumulate in `small` over all K, where their drift
  * is negligible. */
-struct mma_3xtf32 : mma_fp32_storage {
+struct mma_3xtf32 {
     static constexpr bool SPLIT_ACCUMULATORS = true;
+    typedef float elem;
+    typedef float out;
     template <int MT, int NT>
     static __device__ __forceinline__ void multiply(float (&tile)[MT][NT][4],
                                                     float (&small)[MT][NT][4], uint32_t (&a)[MT][4],
@@ -208,9 +183,9 @@ struct mma_3xtf32 : mma_fp32_storage {
 #pragma unroll
         for (int j = 0; j < NT; j++)
             split_tf32(b[j], b_small[j]);
-        multiply_fragments(small, a_small, b, mma_tf32_m16n8k8);
-        multiply_fragments(small, a, b_small, mma_tf32_m16n8k8);
-        multiply_fragments(tile, a, b, mma_tf32_m16n8k8);
+        multiply_fragments<mma_tf32_m16n8k8>(small, a_small, b);
+        multiply_fragments<mma_tf32_m16n8k8>(small, a, b_small);
+        multiply_fragments<mma_tf32_m16n8k8>(tile, a, b);
     }
 };
 
