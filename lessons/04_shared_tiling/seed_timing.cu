@@ -7,6 +7,11 @@
  * 1000x2000 float image, 3x3 filter. Exit codes: 0 both checks passed, 1 a check failed, 77 no
  * GPU. */
 #include "cuda_check.h"
+extern "C" { /* the harness's C reference and generator */
+#include "gold.h"
+#include "rng.h"
+#include "verify.h"
+}
 
 #include <math.h>
 #include <stdint.h>
@@ -16,10 +21,10 @@
 #include <time.h>
 
 enum { IMG_H = 1000, IMG_W = 2000, RADIUS = 1, KSIZE = 2 * RADIUS + 1, TILE = 16 };
-enum { TIMEIT_RUNS = 7, TIMEIT_LOOPS = 2000 };   /* %timeit: 7 runs, mean of each run's loops */
+enum { TIMEIT_RUNS = 7, TIMEIT_LOOPS = 2000 };    /* %timeit: 7 runs, mean of each run's loops */
 enum { HARNESS_WARMUP = 10, HARNESS_REPS = 200 }; /* the lessons' defaults */
 enum { HARNESS_SETS = 16 }; /* rotated buffers, so the 16 MB problem is not L2-resident */
-static const double ATOL = 1e-5, RTOL = 1e-5;
+#define SEED 1
 
 __constant__ float filter_c[KSIZE][KSIZE];
 
@@ -79,11 +84,13 @@ enum kernel_kind { NAIVE, TILED };
 enum filter_source { FROM_DEVICE, FROM_HOST };
 
 struct problem {
-    const float *in;     /* device input, set 0 */
+    const float *in; /* device input, set 0 */
     float *in_sets[HARNESS_SETS];
     float *out_sets[HARNESS_SETS];
-    const float *filter; /* device copy */
-    const float *host_filter;
+    const float *filter;      /* device copy */
+    const float *host_filter; /* the same filter in host memory */
+    struct gold gold;         /* float64 reference of every output (common/gold.c) */
+    struct tolerance tol;     /* the harness's fp32 tolerance for this shape */
     size_t bytes;
 };
 
@@ -227,51 +234,25 @@ static struct stats event_timed(enum piece what, enum kernel_kind k, const struc
     return s;
 }
 
-/* float64 reference with zero padding; returns the number of outputs outside tolerance
- * (NaN-safe). */
-static long check(const float *got, const float *in, const float *filter)
+/* Outputs outside the harness's tolerance (NaN-safe, common/verify.c). */
+static long check(const float *got, const struct problem *p)
 {
-    long bad = 0;
-    for (int row = 0; row < IMG_H; row++)
-        for (int col = 0; col < IMG_W; col++) {
-            double ref = 0.0;
-            for (int i = 0; i < KSIZE; i++)
-                for (int j = 0; j < KSIZE; j++) {
-                    int y = row - RADIUS + i, x = col - RADIUS + j;
-                    if (y >= 0 && y < IMG_H && x >= 0 && x < IMG_W)
-                        ref += (double)in[y * IMG_W + x] * filter[i * KSIZE + j];
-                }
-            double d = got[row * IMG_W + col];
-            if (!(fabs(d - ref) <= ATOL + RTOL * fabs(ref)))
-                bad++;
-        }
-    return bad;
+    return (long)check_output(&p->gold, got, p->tol).failures;
 }
 
 /* Output of one seed-style call and of the event-timed launch, both against float64. */
-static long check_kernel(enum kernel_kind k, const struct problem *p, const float *host_in,
-                         float *host_out)
+static long check_kernel(enum kernel_kind k, const struct problem *p, float *host_out)
 {
     float *out;
     seed_call(k, p, FROM_DEVICE, &out);
     CUDA_CHECK(cudaMemcpy(host_out, out, p->bytes, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFreeAsync(out, 0));
-    long bad = check(host_out, host_in, p->host_filter);
+    long bad = check(host_out, p);
     CUDA_CHECK(cudaMemset(p->out_sets[0], 0xff, p->bytes)); /* NaN: unwritten outputs fail */
     CUDA_CHECK(cudaMemcpyToSymbol(filter_c, p->filter, sizeof filter_c, 0, cudaMemcpyDefault));
     launch(k, p->in, p->filter, p->out_sets[0]);
     CUDA_CHECK(cudaMemcpy(host_out, p->out_sets[0], p->bytes, cudaMemcpyDeviceToHost));
-    return bad + check(host_out, host_in, p->host_filter);
-}
-
-static uint64_t rng_state = 1;
-static float uniform(float lo, float hi) /* xorshift64*, top 24 bits */
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    uint64_t r = rng_state * 2685821657736338717ull;
-    return lo + (hi - lo) * (float)(r >> 40) / 16777216.0f;
+    return bad + check(host_out, p);
 }
 
 static void print_row(const char *method, const char *what, struct stats n, struct stats t,
@@ -298,8 +279,8 @@ int main(void)
     printf("seed 000's kernels, timed the notebook's way and the harness's way\n");
     printf("%s | cc %d.%d | %d SMs | driver %d | runtime %d\n", prop.name, prop.major, prop.minor,
            prop.multiProcessorCount, driver, runtime);
-    printf("problem: %dx%d float image, %dx%d filter, zero padding, 16x16 blocks\n\n", IMG_H,
-           IMG_W, KSIZE, KSIZE);
+    printf("problem: %dx%d float image, %dx%d filter, zero padding, 16x16 blocks\n\n", IMG_H, IMG_W,
+           KSIZE, KSIZE);
 
     /* The pool keeps freed blocks, as PyTorch's caching allocator does. */
     cudaMemPool_t pool;
@@ -315,11 +296,14 @@ int main(void)
         fprintf(stderr, "seed000_timing: out of host memory\n");
         return 1;
     }
-    for (size_t i = 0; i < p.bytes / sizeof(float); i++) /* torch.rand */
-        host_in[i] = uniform(0.0f, 1.0f);
-    for (int i = 0; i < KSIZE * KSIZE; i++) /* Conv2d's default init: U(-1/3, 1/3) for 3x3 */
-        host_filter[i] = uniform(-1.0f / 3, 1.0f / 3);
+    struct rng r = rng_seeded(SEED);
+    fill_uniform(host_in, p.bytes / sizeof(float), 0.0f, 1.0f, &r); /* torch.rand */
+    /* Conv2d's default init: U(-1/3, 1/3) for 3x3 */
+    fill_uniform(host_filter, KSIZE * KSIZE, -1.0f / 3, 1.0f / 3, &r);
     p.host_filter = host_filter;
+    const struct conv_shape shape = {1, 1, 1, IMG_H, IMG_W, KSIZE, false};
+    gold_compute(&p.gold, &shape, host_in, host_filter, NULL, SEED);
+    p.tol = tolerance_for(DTYPE_FP32, &shape);
     for (int s = 0; s < HARNESS_SETS; s++) {
         CUDA_CHECK(cudaMalloc((void **)&p.in_sets[s], p.bytes));
         CUDA_CHECK(cudaMalloc((void **)&p.out_sets[s], p.bytes));
@@ -331,8 +315,8 @@ int main(void)
     CUDA_CHECK(cudaMemcpy(dev_filter, host_filter, sizeof host_filter, cudaMemcpyHostToDevice));
     p.filter = dev_filter;
 
-    long bad_naive = check_kernel(NAIVE, &p, host_in, host_out);
-    long bad_tiled = check_kernel(TILED, &p, host_in, host_out);
+    long bad_naive = check_kernel(NAIVE, &p, host_out);
+    long bad_tiled = check_kernel(TILED, &p, host_out);
 
     struct stats n_call = host_timed(PIECE_CALL, NAIVE, &p, FROM_DEVICE, false);
     struct stats t_call = host_timed(PIECE_CALL, TILED, &p, FROM_DEVICE, false);
@@ -359,14 +343,14 @@ int main(void)
               "alloc + zero-fill + filter copy (tiled) + launch", n_call, t_call, true);
     print_row("host timer, no sync, filter from host memory",
               "as above, tiled filter copied from pageable host memory", n_call, t_call_hf, true);
-    print_row("host timer, cudaDeviceSynchronize per call", "as above, waiting for the GPU",
-              n_sync, t_sync, true);
-    print_row("host timer, no sync, launch only", "the launch alone, back to back",
-              n_launch_host, t_launch_host, true);
+    print_row("host timer, cudaDeviceSynchronize per call", "as above, waiting for the GPU", n_sync,
+              t_sync, true);
+    print_row("host timer, no sync, launch only", "the launch alone, back to back", n_launch_host,
+              t_launch_host, true);
     print_row("events around the whole call", "GPU time of alloc + fill + copy + kernel",
               n_call_gpu, t_call_gpu, false);
-    print_row("events around the launch (the harness)",
-              "the kernel alone, 16 rotated buffer sets", n_kernel, t_kernel, false);
+    print_row("events around the launch (the harness)", "the kernel alone, 16 rotated buffer sets",
+              n_kernel, t_kernel, false);
 
     printf("\n| per-call piece | host timer, no sync, µs | events, µs |\n");
     printf("| --- | --- | --- |\n");
@@ -377,9 +361,10 @@ int main(void)
     printf("| cudaMemcpyToSymbol of the filter, from host memory | %.1f ± %.1f | |\n",
            copy_host_hf.mean, copy_host_hf.spread);
 
-    printf("\ncheck against float64 (atol %.0e, rtol %.0e), the seed-style call's output and the "
-           "harness launch's: naive %s (%ld bad), tiled %s (%ld bad)\n",
-           ATOL, RTOL, bad_naive ? "FAIL" : "PASS", bad_naive, bad_tiled ? "FAIL" : "PASS",
+    printf("\ncheck against float64 (the harness's gold and fp32 tolerance, rtol %.2e of each "
+           "output's magnitude), the seed-style call's output and the harness launch's: naive "
+           "%s (%ld bad), tiled %s (%ld bad)\n",
+           p.tol.rtol, bad_naive ? "FAIL" : "PASS", bad_naive, bad_tiled ? "FAIL" : "PASS",
            bad_tiled);
 
     for (int s = 0; s < HARNESS_SETS; s++) {
@@ -387,6 +372,7 @@ int main(void)
         CUDA_CHECK(cudaFree(p.out_sets[s]));
     }
     CUDA_CHECK(cudaFree(dev_filter));
+    gold_free(&p.gold);
     free(host_in);
     free(host_out);
     return bad_naive || bad_tiled ? 1 : 0;
