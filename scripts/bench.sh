@@ -29,7 +29,7 @@ problems_of() {
     01_*) for p in $single_channel $unet; do echo "--preset $p"; done ;;
     06_*) for p in $single_channel; do echo "--preset $p"; done
           for k in 3 5 7 9 11 13 15; do echo "--size 8192x8192 --ksize $k --filter gaussian"; done ;;
-    07_*|cudnn_baselines) for p in $unet; do echo "--preset $p"; done ;;
+    07_*|08_*|cudnn_baselines) for p in $unet; do echo "--preset $p"; done ;;
     *) for p in $single_channel; do echo "--preset $p"; done
        for k in 9 11 13 15; do echo "--size 8192x8192 --ksize $k"; done ;;
     esac
