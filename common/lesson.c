@@ -78,6 +78,11 @@ struct variant_run {
 
 static const char *variant_blocker(const struct run *r, const struct conv_variant *v)
 {
+    if (r->have_gpu && v->unsupported_gpu) {
+        const char *why = v->unsupported_gpu(&r->gpu);
+        if (why)
+            return why;
+    }
     return v->unsupported ? v->unsupported(&r->host.shape) : NULL;
 }
 
