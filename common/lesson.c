@@ -78,6 +78,11 @@ struct variant_run {
 
 static const char *variant_blocker(const struct run *r, const struct conv_variant *v)
 {
+    if (r->have_gpu && v->unsupported_gpu) {
+        const char *why = v->unsupported_gpu(&r->gpu);
+        if (why)
+            return why;
+    }
     return v->unsupported ? v->unsupported(&r->host.shape) : NULL;
 }
 
@@ -686,7 +691,12 @@ static int setup(struct run *r, int argc, char **argv)
     if ((rc = check_variants_apply(r)) != EXIT_PASS)
         return rc;
     r->host_out = host_alloc(output_count(&r->host.shape) * sizeof *r->host_out, "the output");
-    return open_gpu(r);
+    if ((rc = open_gpu(r)) != EXIT_PASS)
+        return rc;
+    /* Once more now that the GPU is known (a variant's unsupported_gpu): bench mode shows
+     * a variant this GPU cannot run as a skipped row, but the one variant --input or
+     * --image applies would otherwise be launched on it. */
+    return r->opts.mode == MODE_BENCH ? EXIT_PASS : check_variants_apply(r);
 }
 
 int lesson_main(const struct lesson *lesson, int argc, char **argv)

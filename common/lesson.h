@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_problem.h"
+#include "gpu_info.h"
 #include "tensor_format.h"
 #include "verify.h"
 
@@ -48,6 +49,9 @@ struct conv_variant {
     enum layout layout; /* zero: NCHW */
     /* NULL when the variant handles this shape, else why not (shown in the table). */
     const char *(*unsupported)(const struct conv_shape *s);
+    /* Optional, GPU lessons: NULL when the variant runs on this GPU, else why not (an
+     * instruction only some architectures have); shown in the table, not a failure. */
+    const char *(*unsupported_gpu)(const struct gpu_info *gpu);
     /* Optional: bytes of working memory (an intermediate image, re-laid-out weights)
      * the harness allocates before setup and frees after teardown, so a variant
      * owns no allocation of its own. */
