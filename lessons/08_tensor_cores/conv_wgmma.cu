@@ -10,6 +10,8 @@
  *   - Tiles are rows of 128 bytes (64 values of k) in the 128-byte swizzle wgmma
  *     reads: chunk c of row r at c ^ (r % 8), which is tile_chunk<8, true>. The
  *     tile_loader of the mma kernels fills them unchanged, by cp.async into a ring.
+ *   - One tile's wgmmas stay in flight while the warps wait for the next tile: the
+ *     ring holds the tile being read, the tile in flight, and two being copied.
  *   - cp.async writes through the generic proxy and wgmma reads through the async
  *     proxy: a fence.proxy.async between the copies landing and the barrier.
  * Everything is inlined into the one kernel: ptxas serialises wgmma across calls.
@@ -33,6 +35,8 @@
 #define WG_BN 128   /* output channels per block: n of one wgmma */
 #define WG_CHUNKS 8 /* 128-byte tile rows */
 #define WG_STAGES 4
+#define WG_IN_FLIGHT 1 /* committed wgmma groups left running at the end of a tile */
+#define WG_AHEAD (WG_STAGES - 1 - WG_IN_FLIGHT) /* tiles being copied ahead */
 #define WG_THREADS 256
 #define WG_ROWS_PER_GROUP 64
 #define WG_KSTEP_BYTES 32    /* k16 of 2-byte values */
@@ -127,11 +131,22 @@ static __device__ __forceinline__ void wgmma_commit(void)
 #endif
 }
 
-static __device__ __forceinline__ void wgmma_wait_all(void)
+/* Waits until at most `pending` committed groups of this warpgroup are in flight. */
+template <int pending> static __device__ __forceinline__ void wgmma_wait(void)
 {
 #if CONV_HAVE_WGMMA
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
 #endif
+}
+
+/* The accumulators are written by the tensor cores behind the compiler's back: an
+ * empty asm that "reads and writes" each one keeps the compiler from moving an access
+ * to them across a fence or a wait (CUTLASS's warpgroup_fence_operand). */
+static __device__ __forceinline__ void pin_accumulators(float (&d)[64])
+{
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
 }
 
 /* Makes this thread's shared-memory writes (cp.async, stores) visible to the async
@@ -178,7 +193,9 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
 
     float acc[64] = {};
 
-    for (int t = 0; t < WG_STAGES - 1; t++) {
+    /* One stage is read by the wgmmas still in flight, one by those issued now, and
+     * the copies run WG_AHEAD tiles ahead into the others. */
+    for (int t = 0; t < WG_AHEAD; t++) {
         if (t < tiles) {
             load.template load<VECTOR, true>(ring + t * WG_TILE_CHUNKS,
                                              ring + t * WG_TILE_CHUNKS + WG_BM * WG_CHUNKS);
@@ -188,12 +205,12 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
     }
 
     for (int t = 0; t < tiles; t++) {
-        wait_copies<WG_STAGES - 2>();
+        wait_copies<WG_AHEAD - 1>();
         fence_async_proxy();
-        /* Tile t landed for everyone; everyone's wgmma on tile t - 1 has completed
-         * (wgmma_wait_all below), so its stage can be refilled. */
+        /* Tile t landed for everyone; everyone's wgmmas on tile t - 2 have completed
+         * (wgmma_wait<WG_IN_FLIGHT> below), so its stage can be refilled. */
         __syncthreads();
-        const int fill = t + WG_STAGES - 1;
+        const int fill = t + WG_AHEAD;
         if (fill < tiles) {
             uint4 *stage = ring + fill % WG_STAGES * WG_TILE_CHUNKS;
             load.template load<VECTOR, true>(stage, stage + WG_BM * WG_CHUNKS);
@@ -205,6 +222,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             ring + t % WG_STAGES * WG_TILE_CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
         const uint4 *b_tile = ring + t % WG_STAGES * WG_TILE_CHUNKS + WG_BM * WG_CHUNKS;
         const uint64_t a_desc = tile_descriptor(a_tile), b_desc = tile_descriptor(b_tile);
+        pin_accumulators(acc);
         wgmma_fence();
         /* Along k inside the swizzled rows: 32 bytes further, 2 in descriptor units. */
 #pragma unroll
@@ -212,8 +230,13 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             wgmma_op<Op>::run(acc, a_desc + k * (WG_KSTEP_BYTES >> 4),
                               b_desc + k * (WG_KSTEP_BYTES >> 4));
         wgmma_commit();
-        wgmma_wait_all();
+        /* Tile t's wgmmas keep running while the warps go on to wait for tile t + 1
+         * and start its copies. */
+        wgmma_wait<WG_IN_FLIGHT>();
+        pin_accumulators(acc);
     }
+    wgmma_wait<0>();
+    pin_accumulators(acc);
 
     /* The accumulators of m64nNk16 are laid out like mma.m16n8's, warp w of the
      * warpgroup holding rows 16 w..16 w + 15: for each 8 channels j, acc[4j], acc[4j+1]
