@@ -160,8 +160,8 @@ static void binary_layer(const struct conv_shape *s, const float *x, const float
                 for (int j = 0; j < s->ksize; j++) {
                     int yy = yo + i - r, xx = xo + j - r;
                     bool inside = yy >= 0 && yy < s->h && xx >= 0 && xx < s->w;
-                    float v = inside ? x[(((size_t)n * s->cin + c) * s->h + yy) * s->w + xx]
-                                     : (float)pad;
+                    float v =
+                        inside ? x[(((size_t)n * s->cin + c) * s->h + yy) * s->w + xx] : (float)pad;
                     float w = signs[(((size_t)k * s->cin + c) * s->ksize + i) * s->ksize + j];
                     sum += (long)(v * w);
                 }

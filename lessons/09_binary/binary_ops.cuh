@@ -31,8 +31,8 @@ struct tap_window {
     int i0, i1, j0, j1;
 };
 
-static __host__ __device__ __forceinline__ struct tap_window tap_window_at(int y, int x,
-                                                                          const struct conv_shape *s)
+static __host__ __device__ __forceinline__ struct tap_window
+tap_window_at(int y, int x, const struct conv_shape *s)
 {
     const int r = s->ksize / 2;
     struct tap_window t;
@@ -63,9 +63,8 @@ static __host__ __device__ __forceinline__ int sum_from_mismatches(int channels,
 /* XOR form over every tap, the outside ones read as zero words: there a zero word
  * XOR w counts popc(w) mismatches that are not there, so they are taken back out
  * (outside_weight_pop = the popcounts of the weights of the outside taps). */
-static __host__ __device__ __forceinline__ int sum_from_xor_popc(int channels, int taps,
-                                                                 int xor_pop,
-                                                                 int outside_weight_pop)
+static __host__ __device__ __forceinline__ int
+sum_from_xor_popc(int channels, int taps, int xor_pop, int outside_weight_pop)
 {
     return sum_from_mismatches(channels, taps, xor_pop - outside_weight_pop);
 }
@@ -73,17 +72,15 @@ static __host__ __device__ __forceinline__ int sum_from_xor_popc(int channels, i
 /* AND form: popc(x ^ w) = popc(x) + popc(w) - 2 popc(x & w), over the valid taps. A
  * zero word outside the image adds nothing to popc(x) or popc(x & w); popc(w) is
  * summed over the valid taps alone. */
-static __host__ __device__ __forceinline__ int sum_from_and_popc(int channels, int taps,
-                                                                 int and_pop, int input_pop,
-                                                                 int inside_weight_pop)
+static __host__ __device__ __forceinline__ int
+sum_from_and_popc(int channels, int taps, int and_pop, int input_pop, int inside_weight_pop)
 {
     return sum_from_mismatches(channels, taps, input_pop + inside_weight_pop - 2 * and_pop);
 }
 
 /* The layer's output: alpha[k] * sum + bias[k], one rounding (the check allows two). */
-static __device__ __forceinline__ float binary_output(const float *__restrict__ alpha,
-                                                      const float *__restrict__ bias, int k,
-                                                      int sum)
+static __device__ __forceinline__ float
+binary_output(const float *__restrict__ alpha, const float *__restrict__ bias, int k, int sum)
 {
     return fmaf(alpha[k], (float)sum, bias ? bias[k] : 0.0f);
 }

@@ -126,7 +126,7 @@ static float output_at(const struct layer *l, enum form f, size_t at)
 int main(void)
 {
     const struct conv_shape shapes[] = {
-        {2, 1, 3, 5, 6, 3, true},  {1, 31, 4, 4, 5, 3, true}, {1, 33, 5, 6, 4, 3, true},
+        {2, 1, 3, 5, 6, 3, true},   {1, 31, 4, 4, 5, 3, true}, {1, 33, 5, 6, 4, 3, true},
         {1, 100, 3, 5, 5, 5, true}, {2, 64, 2, 2, 3, 5, true}, {1, 40, 3, 4, 4, 1, true},
     };
     int failed = 0;

@@ -221,8 +221,7 @@ __global__ void __launch_bounds__(BMMA_THREADS, 1)
 #pragma unroll
         for (int l = 0; l < A_LOADS; l++) {
             const int y = a_y[l] + di, x = a_x[l] + dj;
-            const bool inside =
-                a_pixel[l] < pixels && y >= 0 && y < s.h && x >= 0 && x < s.w;
+            const bool inside = a_pixel[l] < pixels && y >= 0 && y < s.h && x >= 0 && x < s.w;
             const uint32_t *row =
                 inside ? input + (size_t)(a_pixel[l] + di * s.w + dj) * words : NULL;
             a_regs[l] = load_chunk<VECTOR>(row, word, words);

@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
 #pragma unroll
         for (int p = 0; p < XN_PIXELS; p++) {
             const int pixel = p0 + p, x = pixel % s.w, y = pixel / s.w % s.h;
-            const bool inside = pixel < pixels && y + di >= 0 && y + di < s.h && x + dj >= 0 &&
-                                x + dj < s.w;
+            const bool inside =
+                pixel < pixels && y + di >= 0 && y + di < s.h && x + dj >= 0 && x + dj < s.w;
             src[p] = inside ? pixel + di * s.w + dj : -1;
         }
         for (int w0 = 0; w0 < words; w0 += XN_CHUNK_WORDS) {

@@ -36,8 +36,9 @@ __global__ void conv2d_seed_layout(const uint32_t *__restrict__ input,
             for (int i = t.i0; i < t.i1; i++)
                 for (int j = t.j0; j < t.j1; j++) {
                     const int src = (n * s.h + y + i - r) * s.w + x + j - r;
-                    mismatches += __popc(input[(size_t)src * words + word] ^
-                                         weights[((size_t)k * taps + i * s.ksize + j) * words + word]);
+                    mismatches +=
+                        __popc(input[(size_t)src * words + word] ^
+                               weights[((size_t)k * taps + i * s.ksize + j) * words + word]);
                 }
         output[(size_t)pixel * s.cout + k] =
             binary_output(alpha, bias, k, sum_from_mismatches(s.cin, valid_taps(t), mismatches));
@@ -50,7 +51,7 @@ extern "C" void launch_conv2d_seed_layout(const struct conv_args *a)
     const int rounded = (s->cout + WARP - 1) / WARP * WARP;
     const int threads = rounded < SEED_MAX_BLOCK ? rounded : SEED_MAX_BLOCK;
     conv2d_seed_layout<<<s->n * s->h * s->w, threads, 0, a->stream>>>(
-        (const uint32_t *)a->input, (const uint32_t *)a->weights, a->scale, a->bias,
-        output_f32(a), *s);
+        (const uint32_t *)a->input, (const uint32_t *)a->weights, a->scale, a->bias, output_f32(a),
+        *s);
     CUDA_CHECK_LAUNCH();
 }
