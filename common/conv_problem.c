@@ -28,6 +28,12 @@ static const struct conv_preset presets[] = {
      {UNET_BATCH, 512, 1024, 32, 32, 3, true}},
     {"unet-1024x1024", "U-Net layer 10: 1024->1024 at 32x32",
      {UNET_BATCH, 1024, 1024, 32, 32, 3, true}},
+    {"bnn-b16c256s28", "binary layer (lesson 09): batch 16, 256->256 at 28x28",
+     {16, 256, 256, 28, 28, 3, true}},
+    {"bnn-b64c512s14", "binary layer (lesson 09): batch 64, 512->512 at 14x14",
+     {64, 512, 512, 14, 14, 3, true}},
+    {"bnn-b1c1024s32", "binary layer (lesson 09): one image, 1024->1024 at 32x32",
+     {1, 1024, 1024, 32, 32, 3, true}},
 };
 
 #define PRESET_COUNT ((int)(sizeof presets / sizeof presets[0]))

@@ -74,11 +74,19 @@ void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum 
     b->weights = gpu_alloc(b->weight_bytes, "the weights");
     upload(b->weights, weights, weight_dims(s), b, b->weight_bytes);
     b->bias = NULL;
+    b->scale = NULL;
     if (s->bias) {
         size_t bias_bytes = bias_count(s) * sizeof(float);
         b->bias = gpu_alloc(bias_bytes, "the bias");
         CUDA_CHECK(cudaMemcpy(b->bias, bias, bias_bytes, cudaMemcpyHostToDevice));
     }
+}
+
+void gpu_buffers_upload_scale(struct gpu_buffers *b, const float *scale)
+{
+    size_t bytes = (size_t)b->shape.cout * sizeof(float);
+    b->scale = gpu_alloc(bytes, "the scaling factors");
+    CUDA_CHECK(cudaMemcpy(b->scale, scale, bytes, cudaMemcpyHostToDevice));
 }
 
 void gpu_buffers_free(struct gpu_buffers *b)
@@ -90,13 +98,21 @@ void gpu_buffers_free(struct gpu_buffers *b)
     CUDA_CHECK(cudaFree(b->weights));
     if (b->bias)
         CUDA_CHECK(cudaFree(b->bias));
+    if (b->scale)
+        CUDA_CHECK(cudaFree(b->scale));
+    b->scale = NULL;
     b->sets = 0;
 }
 
 struct conv_args gpu_args(const struct gpu_buffers *b, int set)
 {
-    struct conv_args a = {b->shape,       b->input[set], b->weights, b->bias,
-                          b->output[set], NULL,          b->stream};
+    struct conv_args a = {.shape = b->shape,
+                          .input = b->input[set],
+                          .weights = b->weights,
+                          .bias = b->bias,
+                          .scale = b->scale,
+                          .output = b->output[set],
+                          .stream = b->stream};
     return a;
 }
 

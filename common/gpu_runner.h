@@ -29,6 +29,7 @@ struct gpu_buffers {
     void *output[MAX_BUFFER_SETS];
     void *weights;
     float *bias;
+    float *scale; /* binary: alpha per output channel (gpu_buffers_upload_scale), else NULL */
     size_t input_bytes, output_bytes, weight_bytes;
     cudaStream_t stream;
 };
@@ -44,6 +45,8 @@ int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes);
 void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
                         enum layout l, int sets, draw_input_fn draw, void *draw_context,
                         const float *weights, const float *bias, cudaStream_t stream);
+/* A binary layer's scaling factors (cout floats), passed to kernels as conv_args.scale. */
+void gpu_buffers_upload_scale(struct gpu_buffers *b, const float *scale);
 void gpu_buffers_free(struct gpu_buffers *b);
 struct conv_args gpu_args(const struct gpu_buffers *b, int set);
 

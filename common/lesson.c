@@ -27,6 +27,7 @@
 #include "report.h"
 #include "rng.h"
 #include "roofline.h"
+#include "xnor_scale.h"
 
 #define EXIT_PASS 0
 #define EXIT_FAIL 1
@@ -45,6 +46,7 @@
 struct rounded_inputs {
     bool ready;
     float *input, *weights; /* owned, or the host problem's own arrays for fp32 */
+    float *scale;           /* binary: alpha[k] (the weights are alpha[k] * sign), else NULL */
     struct gold gold;
 };
 
@@ -111,6 +113,11 @@ static struct rounded_inputs *inputs_for(struct run *r, enum dtype d)
     if (key == DTYPE_FP32) {
         ri->input = r->host.input;
         ri->weights = r->host.weights;
+    } else if (key == DTYPE_BINARY) {
+        ri->input = rounded_copy(r->host.input, input_count(s), key);
+        ri->weights = host_alloc(weight_count(s) * sizeof *ri->weights, "the binary weights");
+        ri->scale = host_alloc((size_t)s->cout * sizeof *ri->scale, "the scaling factors");
+        xnor_scale_weights(s, r->host.weights, ri->scale, ri->weights);
     } else {
         ri->input = rounded_copy(r->host.input, input_count(s), key);
         ri->weights = rounded_copy(r->host.weights, weight_count(s), key);
@@ -128,6 +135,7 @@ static void free_rounded(struct run *r)
             free(ri->input);
         if (ri->weights != r->host.weights)
             free(ri->weights);
+        free(ri->scale);
         gold_free(&ri->gold);
     }
 }
@@ -168,8 +176,11 @@ static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, e
     const struct conv_shape *s = &r->host.shape;
     int sets = sets_for(r, d, l);
     struct draw_context dc = {r, d};
-    gpu_buffers_create(b, s, d, l, sets, draw_set_input, &dc, inputs_for(r, d)->weights,
-                       r->host.bias, r->stream);
+    struct rounded_inputs *ri = inputs_for(r, d);
+    gpu_buffers_create(b, s, d, l, sets, draw_set_input, &dc, ri->weights, r->host.bias,
+                       r->stream);
+    if (ri->scale)
+        gpu_buffers_upload_scale(b, ri->scale);
 }
 
 /* Picks the GPU, or says why there is none. A GPU lesson without one exits 77. */
@@ -448,8 +459,12 @@ static void free_scratch(const struct run *r, void *p)
 
 static struct conv_args host_args(const struct run *r, void *scratch)
 {
-    struct conv_args a = {
-        r->host.shape, r->host.input, r->host.weights, r->host.bias, r->host_out, scratch, 0};
+    struct conv_args a = {.shape = r->host.shape,
+                          .input = r->host.input,
+                          .weights = r->host.weights,
+                          .bias = r->host.bias,
+                          .output = r->host_out,
+                          .scratch = scratch};
     return a;
 }
 

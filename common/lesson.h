@@ -17,12 +17,15 @@
 
 /* Pointers are device pointers for GPU lessons and host pointers for CPU lessons.
  * input, weights and output are in the variant's dtype and layout (tensor_format.h);
- * the bias is float32 whatever the dtype. */
+ * the bias and scale are float32 whatever the dtype. */
 struct conv_args {
     struct conv_shape shape;
     const void *input;    /* n x cin x h x w in the variant's layout */
     const void *weights;  /* cout x cin x ksize x ksize in the variant's layout */
     const float *bias;    /* cout, or NULL when shape.bias is false */
+    /* binary dtype: cout scaling factors alpha[k] (xnor_scale.h); the output is
+     * alpha[k] * sum x * sign(w) + bias[k]. NULL for every other dtype. */
+    const float *scale;
     void *output;         /* n x cout x h x w, output_dtype(dtype), output_layout(layout) */
     void *scratch;        /* scratch_bytes() of memory the harness owns; NULL when none */
     cudaStream_t stream;  /* GPU: every launch and copy goes on this stream */

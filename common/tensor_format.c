@@ -38,12 +38,12 @@ bool layout_from_name(const char *name, enum layout *l)
     return false;
 }
 
-int dtype_storage_bits(enum dtype d)
+int dtype_storage_bits(enum dtype d, enum layout l)
 {
     switch (d) {
     case DTYPE_FP16:
     case DTYPE_BF16: return 16;
-    case DTYPE_BINARY: return 1;
+    case DTYPE_BINARY: return l == LAYOUT_BITS ? 1 : 32;
     default: return 32;
     }
 }
@@ -58,7 +58,7 @@ size_t tensor_bytes(struct dims4 d, enum dtype t, enum layout l)
     size_t pixels = (size_t)d.n * d.h * d.w;
     if (l == LAYOUT_BITS)
         return pixels * words_per_pixel(d.c) * sizeof(uint32_t);
-    return pixels * d.c * (size_t)(dtype_storage_bits(t) / 8);
+    return pixels * d.c * (size_t)(dtype_storage_bits(t, l) / 8);
 }
 
 enum dtype output_dtype(enum dtype d)
@@ -187,6 +187,8 @@ void tensor_from_nchw(const float *src, struct dims4 d, enum dtype t, enum layou
             ((uint16_t *)dst)[at] = float_to_half_bits(v);
         } else if (t == DTYPE_BF16) {
             ((uint16_t *)dst)[at] = float_to_bf16_bits(v);
+        } else if (t == DTYPE_BINARY) {
+            ((float *)dst)[at] = dtype_round(DTYPE_BINARY, v);
         } else {
             ((float *)dst)[at] = v;
         }

@@ -9,7 +9,9 @@
  *   3xtf32  4-byte float      three TF32 products per term: fp32 accuracy on tensor cores
  *   fp16    2-byte half       FP16 tensor cores, fp32 accumulation
  *   bf16    2-byte bfloat16   BF16 tensor cores, fp32 accumulation
- *   binary  1 bit (+1 / -1)   XNOR/AND + popcount
+ *   binary  1 bit (+1 / -1)   XNOR/AND + popcount; in the nchw and nhwc layouts each
+ *                             value is stored as a float32 +1.0 or -1.0 (the input of
+ *                             a kernel that packs it, or of a float kernel on signs)
  *
  *   layout  input, output     weights
  *   nchw    N x C x H x W     K x C x R x S
@@ -44,8 +46,9 @@ const char *layout_name(enum layout l);
 bool dtype_from_name(const char *name, enum dtype *d);
 bool layout_from_name(const char *name, enum layout *l);
 
-/* Bits one element occupies in memory: 32, 16 or 1. */
-int dtype_storage_bits(enum dtype d);
+/* Bits one element occupies in memory in the bits layout (binary: 1) or any other
+ * layout (binary: 32, a float +1 or -1): 32, 16 or 1. */
+int dtype_storage_bits(enum dtype d, enum layout l);
 /* Bytes of a whole tensor in this format (bits: rows of whole 32-bit words). */
 size_t tensor_bytes(struct dims4 d, enum dtype t, enum layout l);
 /* The element type of a variant's output: fp16 and bf16 variants write their own

@@ -18,6 +18,10 @@ struct arithmetic {
 /* 3xTF32 keeps big*big + big*small + small*big; the dropped small*small term and
  * the split leave about 21 bits per product. */
 #define TF32X3_U 0x1.0p-21
+/* binary: the sum of x * sign(w) is an exact integer; alpha * sum + bias in fp32 then
+ * rounds at most twice (a multiply and an add, or once in an fma), each by at most
+ * u of the magnitude |bias| + alpha * sum |x * sign(w)|. */
+#define BINARY_EPILOGUE_U (2 * FP32_U)
 
 static struct arithmetic arithmetic_of(enum dtype dtype)
 {
@@ -26,7 +30,7 @@ static struct arithmetic arithmetic_of(enum dtype dtype)
     case DTYPE_3XTF32: return (struct arithmetic){TF32X3_U, FP32_U, 0.0};
     case DTYPE_FP16: return (struct arithmetic){0.0, FP32_U, FP16_U};
     case DTYPE_BF16: return (struct arithmetic){0.0, FP32_U, BF16_U};
-    case DTYPE_BINARY: return (struct arithmetic){0.0, 0.0, 0.0}; /* integer sums: exact */
+    case DTYPE_BINARY: return (struct arithmetic){0.0, 0.0, BINARY_EPILOGUE_U};
     case DTYPE_FP32: break;
     }
     return (struct arithmetic){0.0, FP32_U, 0.0};

@@ -85,7 +85,29 @@ static void byte_counts(void)
     CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS) ==
           4ull * 1024 * 2 * 4 + 4ull * 128 * 1024 * 4);
     CHECK(output_dtype(DTYPE_FP16) == DTYPE_FP16 && output_dtype(DTYPE_TF32) == DTYPE_FP32);
-    CHECK(dtype_storage_bits(DTYPE_BF16) == 16 && dtype_storage_bits(DTYPE_BINARY) == 1);
+    CHECK(dtype_storage_bits(DTYPE_BF16, LAYOUT_NHWC) == 16);
+    CHECK(dtype_storage_bits(DTYPE_BINARY, LAYOUT_BITS) == 1);
+}
+
+/* A binary tensor in nchw or nhwc holds each sign as a float +1 or -1: 4 bytes per
+ * element (a count of 1 bit per element would be 32 times too small), and the values
+ * are the signs whatever was drawn. */
+static void binary_as_floats(void)
+{
+    struct conv_shape s = {4, 64, 128, 32, 32, 3, true};
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NHWC) ==
+          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW));
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NCHW) ==
+          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW));
+    struct dims4 d = {1, 3, 1, 2};
+    const float src[6] = {0.25f, -0.5f, 0.0f, -0.0f, -3.0f, 7.0f}; /* NCHW: c0 x0, c0 x1, ... */
+    float nhwc[6];
+    tensor_from_nchw(src, d, DTYPE_BINARY, LAYOUT_NHWC, nhwc);
+    const float expect[6] = {1, 1, -1, -1, 1, 1}; /* pixel x0: c0 c1 c2, then x1 */
+    int same = 0;
+    for (int i = 0; i < 6; i++)
+        same += nhwc[i] == expect[i];
+    CHECK(same == 6);
 }
 
 static void names_round_trip(void)
@@ -148,6 +170,7 @@ static const struct unit_case cases[] = {
     {"bf16_conversion", bf16_conversion},
     {"layouts", layouts},
     {"byte_counts", byte_counts},
+    {"binary_as_floats", binary_as_floats},
     {"names_round_trip", names_round_trip},
     {"roofline_units", roofline_units},
     {"cudnn_row_is_the_fastest_passing", cudnn_row_is_the_fastest_passing},

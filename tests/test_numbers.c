@@ -35,6 +35,9 @@ static void presets_match_the_design(void)
     for (int i = 0; (p = preset_at(i)) != NULL; i++)
         unet += strncmp(p->name, "unet-", 5) == 0 && p->shape.n == 4 && p->shape.bias;
     CHECK(unet == 10);
+    const struct conv_shape *bnn = &find_preset("bnn-b64c512s14")->shape;
+    CHECK(bnn->n == 64 && bnn->cin == 512 && bnn->cout == 512 && bnn->h == 14 && bnn->bias);
+    CHECK(find_preset("bnn-b16c256s28") && find_preset("bnn-b1c1024s32"));
     CHECK(find_preset("nope") == NULL);
 }
 

@@ -7,6 +7,7 @@
 #include "rng.h"
 #include "unit.h"
 #include "verify.h"
+#include "xnor_scale.h"
 
 /* A random multi-channel problem, its gold, and a float32 result computed in a
  * different order than the gold (as a kernel would). */
@@ -138,7 +139,84 @@ static void tolerance_follows_the_arithmetic(void)
     CHECK(tolerance_for(DTYPE_BF16, &small).rtol > 4 * fp16);
     /* 3xTF32 is back near fp32, far below TF32. */
     CHECK(tolerance_for(DTYPE_3XTF32, &small).rtol < 3 * a.rtol);
-    CHECK(tolerance_for(DTYPE_BINARY, &big).rtol == 0);
+    /* binary: exact integer sums, then alpha * sum + bias in fp32: two roundings. */
+    CHECK(tolerance_for(DTYPE_BINARY, &big).rtol == 2 * 0x1.0p-24);
+}
+
+/* A binary layer computed as its kernels do (an exact integer sum of x * sign(w), then
+ * fmaf(alpha, sum, bias)), with the taps outside the image read as `pad`: 0 is the
+ * zero padding of the layer, +1 or -1 what a packed bit would say if nobody corrected
+ * it. */
+static void binary_layer(const struct conv_shape *s, const float *x, const float *signs,
+                         const float *alpha, const float *bias, int pad, float *out)
+{
+    int r = s->ksize / 2;
+    for (size_t at = 0; at < output_count(s); at++) {
+        int xo = at % s->w, yo = at / s->w % s->h, k = at / ((size_t)s->w * s->h) % s->cout;
+        int n = at / ((size_t)s->w * s->h * s->cout);
+        long sum = 0;
+        for (int c = 0; c < s->cin; c++)
+            for (int i = 0; i < s->ksize; i++)
+                for (int j = 0; j < s->ksize; j++) {
+                    int yy = yo + i - r, xx = xo + j - r;
+                    bool inside = yy >= 0 && yy < s->h && xx >= 0 && xx < s->w;
+                    float v =
+                        inside ? x[(((size_t)n * s->cin + c) * s->h + yy) * s->w + xx] : (float)pad;
+                    float w = signs[(((size_t)k * s->cin + c) * s->ksize + i) * s->ksize + j];
+                    sum += (long)(v * w);
+                }
+        out[at] = fmaf(alpha[k], (float)sum, bias[k]);
+    }
+}
+
+/* alpha[k] is the mean |w| of output channel k; the weights become alpha[k] * sign(w),
+ * with sign(0) = +1. */
+static void xnor_scale_is_mean_abs(void)
+{
+    struct conv_shape s = {1, 2, 2, 1, 1, 1, false};
+    const float w[4] = {0.5f, -1.5f, 0.0f, -0.25f};
+    float alpha[2], b[4];
+    xnor_scale_weights(&s, w, alpha, b);
+    CHECK(alpha[0] == 1.0f && alpha[1] == 0.125f);
+    CHECK(b[0] == 1.0f && b[1] == -1.0f && b[2] == 0.125f && b[3] == -0.125f);
+}
+
+/* The check of a binary layer passes its exact result and fails one whose padding is
+ * +1 or -1 instead of 0, with an even and an odd channel count. */
+static void binary_padding_must_be_zero(void)
+{
+    for (int cin = 4; cin <= 5; cin++) {
+        struct conv_shape s = {2, cin, 3, 6, 7, 3, true};
+        struct rng r = rng_seeded(11);
+        size_t nw = weight_count(&s), nx = input_count(&s);
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+        float *wb = malloc(nw * sizeof *wb), *signs = malloc(nw * sizeof *signs);
+        float alpha[3], bias[3], *out = malloc(output_count(&s) * sizeof *out);
+        fill_uniform(x, nx, -1, 1, &r);
+        fill_uniform(w, nw, -1, 1, &r);
+        fill_uniform(bias, 3, -1, 1, &r);
+        for (size_t i = 0; i < nx; i++)
+            x[i] = dtype_round(DTYPE_BINARY, x[i]);
+        xnor_scale_weights(&s, w, alpha, wb);
+        for (size_t i = 0; i < nw; i++)
+            signs[i] = dtype_round(DTYPE_BINARY, wb[i]);
+        struct gold g;
+        gold_compute(&g, &s, x, wb, bias, 1);
+        struct tolerance tol = tolerance_for(DTYPE_BINARY, &s);
+        binary_layer(&s, x, signs, alpha, bias, 0, out);
+        struct check_result zero = check_output(&g, out, tol);
+        CHECK(zero.pass && zero.rel_l2 < 1e-7);
+        binary_layer(&s, x, signs, alpha, bias, 1, out);
+        struct check_result plus = check_output(&g, out, tol);
+        binary_layer(&s, x, signs, alpha, bias, -1, out);
+        struct check_result minus = check_output(&g, out, tol);
+        /* every output of a 6x7 image but the 4x5 inside touches the border */
+        size_t border = (size_t)s.n * s.cout * (6 * 7 - 4 * 5);
+        CHECK(!plus.pass && plus.failures > border / 2 && plus.failures <= border);
+        CHECK(!minus.pass && minus.failures > border / 2 && minus.failures <= border);
+        gold_free(&g);
+        free(x), free(w), free(wb), free(signs), free(out);
+    }
 }
 
 static void sampled_check_reads_only_samples(void)
@@ -191,6 +269,8 @@ static const struct unit_case cases[] = {
     {"half_written_output_fails", half_written_output_fails},
     {"shifted_window_fails", shifted_window_fails},
     {"tolerance_follows_the_arithmetic", tolerance_follows_the_arithmetic},
+    {"xnor_scale_is_mean_abs", xnor_scale_is_mean_abs},
+    {"binary_padding_must_be_zero", binary_padding_must_be_zero},
     {"sampled_check_reads_only_samples", sampled_check_reads_only_samples},
     {"wrong_conversion_fails", wrong_conversion_fails},
 };

@@ -1,0 +1,49 @@
+/* The launchers of lesson 09, one file per idea. Each enqueues its kernels on
+ * a->stream. Inputs are NHWC: packed bits (32 channels per word, bit set = +1) or
+ * float signs, as the variant declares; weights KRSC in the same format; a->scale
+ * holds alpha per output channel; the output is float32 NHWC (NCHW for float_sign). */
+#ifndef BINARY_KERNELS_H
+#define BINARY_KERNELS_H
+
+#include <stdint.h>
+
+#include "lesson.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias (conv_float_sign.cu). */
+size_t float_sign_scratch_bytes(const struct conv_shape *s);
+void setup_conv2d_float_sign(const struct conv_args *a);
+void launch_conv2d_float_sign(const struct conv_args *a);
+
+/* The seed's design: a block per pixel, a thread per output channel (conv_seed_layout.cu). */
+void launch_conv2d_seed_layout(const struct conv_args *a);
+
+/* XOR + popcount on the CUDA cores, weights reused from shared memory (conv_packed_xnor.cu). */
+void launch_conv2d_packed_xnor(const struct conv_args *a);
+
+/* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (conv_bmma.cu).
+ * setup counts the bits of every weight tap into scratch for the border correction. */
+const char *bmma_unsupported(const struct gpu_info *gpu);
+size_t bmma_scratch_bytes(const struct conv_shape *s);
+void setup_conv2d_bmma(const struct conv_args *a);
+void launch_conv2d_bmma_and(const struct conv_args *a);
+void launch_conv2d_bmma_xor(const struct conv_args *a);
+/* The same AND kernel on float sign input, packed into scratch inside the timed run
+ * (setup packs the weights once, as a network would). */
+size_t pack_bmma_scratch_bytes(const struct conv_shape *s);
+void setup_conv2d_pack_bmma_and(const struct conv_args *a);
+void launch_conv2d_pack_bmma_and(const struct conv_args *a);
+
+/* Signs of `pixels` rows of `channels` floats -> bits, words_per_pixel words per row
+ * (pack_bits.cu). */
+void enqueue_pack_signs(const float *rows, uint32_t *bits, long long pixels, int channels,
+                        cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

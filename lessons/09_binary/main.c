@@ -1,0 +1,86 @@
+/* Lesson 09: a binarised layer. Inputs and weights are +1/-1 (the signs of real
+ * values), the output alpha[k] * sum x*w + bias[k] in fp32, with XNOR-Net's scale
+ * alpha[k] = mean |w| of output channel k and zero "same" padding. Each variant adds
+ * one idea: the float kernel on signs (binarised, not packed); seed 002's design on
+ * packed bits; the same XOR + popcount with reuse through shared memory; the bit
+ * tensor cores with .and.popc and with .xor.popc; and the AND kernel with the input's
+ * packing inside its timed run.
+ *
+ *   build/bin/09_binary --preset bnn-b16c256s28
+ *   build/bin/09_binary --preset bnn-b64c512s14 --variant bmma_and
+ */
+#include "kernels.h"
+#include "lesson.h"
+
+#define MAX_GRID_Y 65535
+
+/* Output channels are the grid's y dimension. */
+static const char *channels_fit_grid(const struct conv_shape *s)
+{
+    return s->cout <= MAX_GRID_Y * 32 ? NULL : "at most 2097120 output channels";
+}
+
+static const struct conv_variant variants[] = {
+    {.name = "float_sign",
+     .what = "lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias: no packing",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_NCHW,
+     .scratch_bytes = float_sign_scratch_bytes,
+     .setup = setup_conv2d_float_sign,
+     .run = launch_conv2d_float_sign},
+    {.name = "seed_layout",
+     .what = "seed 002's design: a block per pixel, a thread per output channel, no reuse",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = channels_fit_grid,
+     .run = launch_conv2d_seed_layout},
+    {.name = "packed_xnor",
+     .what = "XOR + __popc, 32 channels x 64 pixels per block, weights from shared memory",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = channels_fit_grid,
+     .run = launch_conv2d_packed_xnor},
+    {.name = "bmma_and",
+     .what = "bit tensor cores, mma m16n8k256 .and.popc (+ a per-pixel popcount kernel)",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = channels_fit_grid,
+     .unsupported_gpu = bmma_unsupported,
+     .scratch_bytes = bmma_scratch_bytes,
+     .setup = setup_conv2d_bmma,
+     .run = launch_conv2d_bmma_and},
+    {.name = "bmma_xor",
+     .what = "the same kernel with .xor.popc (emulated on Hopper)",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = channels_fit_grid,
+     .unsupported_gpu = bmma_unsupported,
+     .scratch_bytes = bmma_scratch_bytes,
+     .setup = setup_conv2d_bmma,
+     .run = launch_conv2d_bmma_xor},
+    {.name = "pack_bmma_and",
+     .what = "bmma_and on +1/-1 float NHWC input, packed to bits inside the timed run",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_NHWC,
+     .unsupported = channels_fit_grid,
+     .unsupported_gpu = bmma_unsupported,
+     .scratch_bytes = pack_bmma_scratch_bytes,
+     .setup = setup_conv2d_pack_bmma_and,
+     .run = launch_conv2d_pack_bmma_and},
+};
+
+static const struct lesson lesson = {
+    .name = "09_binary",
+    .title = "binarised convolution: packed bits, XOR/AND + popcount, bit tensor cores",
+    .target = TARGET_GPU,
+    .variants = variants,
+    .variant_count = (int)(sizeof variants / sizeof variants[0]),
+    .default_preset = "bnn-b16c256s28",
+    .image_variant = "packed_xnor",
+    .min_compute_capability = 75,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(&lesson, argc, argv);
+}
