@@ -9,6 +9,10 @@
 
 #include "roofline.h"
 
+#ifdef __cplusplus
+extern "C" { /* tools/mma_rate.cu calls these */
+#endif
+
 struct gpu_info {
     int id;
     char name[256];
@@ -34,5 +38,9 @@ int fp32_lanes_per_sm(int cc_major, int cc_minor);
  * "75", "80;90-real", "90-virtual") has machine code this GPU runs: the driver then
  * compiles the embedded PTX at load, without the GPU's own instructions. */
 bool binary_runs_jit(const char *architectures, int cc_major, int cc_minor);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,7 +6,8 @@
 #   bench   the full benchmark sweep (scripts/bench.sh --full); LESSONS="0[1-4]_*"
 #           limits it to some lessons, for machines that cap one command's time
 #   extras  PyTorch's rows (scripts/pytorch_rows.py), the cross-lesson agreement of
-#           the cuDNN rows (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the plots
+#           the cuDNN rows (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates,
+#           the plots
 # No stage: all three, starting the sweep's CSV afresh. Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
 # build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
@@ -63,6 +64,8 @@ for stage in "${stages[@]}"; do
         cat "$out/cudnn_spread.log" >>"$summary"
         step sgemm "$root/build/bin/sgemm_rate"
         cat "$out/sgemm.log" >>"$summary"
+        step mma_rate "$root/build/bin/mma_rate"
+        cat "$out/mma_rate.log" >>"$summary"
         step plots "$py" "$root/plots/plot.py" "$csv" --out "$work/img"
         [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img ;;
     *) echo "gpu-check: unknown stage '$stage' (test, bench, extras)"; exit 2 ;;
