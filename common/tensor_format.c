@@ -48,16 +48,11 @@ int dtype_storage_bits(enum dtype d, enum layout l)
     }
 }
 
-static size_t words_per_pixel(int channels)
-{
-    return ((size_t)channels + BITS_PER_WORD - 1) / BITS_PER_WORD;
-}
-
 size_t tensor_bytes(struct dims4 d, enum dtype t, enum layout l)
 {
     size_t pixels = (size_t)d.n * d.h * d.w;
     if (l == LAYOUT_BITS)
-        return pixels * words_per_pixel(d.c) * sizeof(uint32_t);
+        return pixels * (size_t)WORDS_PER_PIXEL(d.c) * sizeof(uint32_t);
     return pixels * d.c * (size_t)(dtype_storage_bits(t, l) / 8);
 }
 
@@ -162,7 +157,8 @@ static size_t offset_of(struct dims4 d, enum layout l, size_t i, int *channel)
     *channel = (int)c;
     switch (l) {
     case LAYOUT_NHWC: return ((n * d.h + y) * d.w + x) * d.c + c;
-    case LAYOUT_BITS: return ((n * d.h + y) * d.w + x) * words_per_pixel(d.c) + c / BITS_PER_WORD;
+    case LAYOUT_BITS:
+        return ((n * d.h + y) * d.w + x) * (size_t)WORDS_PER_PIXEL(d.c) + c / BITS_PER_WORD;
     default: return i;
     }
 }

@@ -34,6 +34,8 @@ enum layout { LAYOUT_NCHW, LAYOUT_NHWC, LAYOUT_BITS };
 
 #define DTYPE_COUNT 6
 #define BITS_PER_WORD 32
+/* 32-bit words that hold one pixel's C channels in the bits layout (kernels use it too). */
+#define WORDS_PER_PIXEL(channels) (((channels) + BITS_PER_WORD - 1) / BITS_PER_WORD)
 
 /* A 4-D tensor's extents in NCHW terms (weights: n = K output channels, c = C). */
 struct dims4 {

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "tensor_format.h"
+
 void xnor_scale_weights(const struct conv_shape *s, const float *weights, float *alpha,
                         float *binarised)
 {
@@ -13,6 +15,6 @@ void xnor_scale_weights(const struct conv_shape *s, const float *weights, float 
             sum += fabs(w[i]);
         alpha[k] = (float)(sum / (double)per_channel);
         for (size_t i = 0; i < per_channel; i++)
-            binarised[(size_t)k * per_channel + i] = w[i] >= 0.0f ? alpha[k] : -alpha[k];
+            binarised[(size_t)k * per_channel + i] = alpha[k] * dtype_round(DTYPE_BINARY, w[i]);
     }
 }

@@ -19,12 +19,6 @@
 #include "conv_problem.h"
 #include "tensor_format.h"
 
-/* 32-bit words that hold one pixel's C channels (the bits layout). */
-static __host__ __device__ __forceinline__ int words_per_pixel_of(int channels)
-{
-    return (channels + BITS_PER_WORD - 1) / BITS_PER_WORD;
-}
-
 /* The taps (i, j) of a ksize x ksize filter centred on (y, x) that read inside the
  * image: i0 <= i < i1, j0 <= j < j1. */
 struct tap_window {

@@ -38,7 +38,7 @@ static int popcount(uint32_t v)
 static void layer_make(struct layer *l, struct conv_shape s)
 {
     l->s = s;
-    l->words = words_per_pixel_of(s.cin);
+    l->words = WORDS_PER_PIXEL(s.cin);
     struct rng r = rng_seeded(5);
     size_t nx = input_count(&s), nw = weight_count(&s);
     l->x = (float *)malloc(nx * sizeof(float));

@@ -52,7 +52,7 @@ struct bmma_scratch {
 static size_t packed_words(const struct conv_shape *s, bool input)
 {
     const size_t rows = input ? (size_t)s->n * s->h * s->w : (size_t)s->cout * s->ksize * s->ksize;
-    return rows * words_per_pixel_of(s->cin);
+    return rows * WORDS_PER_PIXEL(s->cin);
 }
 
 static size_t counts_bytes(const struct conv_shape *s)
@@ -83,7 +83,7 @@ __global__ void count_weight_bits(const uint32_t *__restrict__ weights, int *__r
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= s.cout)
         return;
-    const int words = words_per_pixel_of(s.cin), taps = s.ksize * s.ksize;
+    const int words = WORDS_PER_PIXEL(s.cin), taps = s.ksize * s.ksize;
     int total = 0;
     for (int t = 0; t < taps; t++) {
         int pop = 0;
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(TAP_POP_BLOCK)
     if (pixel >= s.n * s.h * s.w)
         return;
     const int x = pixel % s.w, y = pixel / s.w % s.h, r = s.ksize / 2;
-    const int words = words_per_pixel_of(s.cin);
+    const int words = WORDS_PER_PIXEL(s.cin);
     const struct tap_window t = tap_window_at(y, x, &s);
     int pop = 0;
     for (int i = t.i0; i < t.i1; i++)
@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(BMMA_THREADS, 1)
     __shared__ __align__(16) uint32_t tiles[2][(BM + BN) * ROW_WORDS];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int warp_m = warp % 2, warp_n = warp / 2;
-    const int pixels = s.n * s.h * s.w, words = words_per_pixel_of(s.cin);
+    const int pixels = s.n * s.h * s.w, words = WORDS_PER_PIXEL(s.cin);
     const int taps = s.ksize * s.ksize, r = s.ksize / 2;
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
     const int ksteps = (words + KSTEP_WORDS - 1) / KSTEP_WORDS;
@@ -311,8 +311,8 @@ static void launch_bmma(const struct conv_args *a, const uint32_t *input, const 
                             a->stream>>>(input, counts.window_pop, *s);
         CUDA_CHECK_LAUNCH();
     }
-    const bool vector = words_per_pixel_of(s->cin) % CHUNK_WORDS == 0 &&
-                        (uintptr_t)input % 16 == 0 && (uintptr_t)weights % 16 == 0;
+    const bool vector = WORDS_PER_PIXEL(s->cin) % CHUNK_WORDS == 0 && (uintptr_t)input % 16 == 0 &&
+                        (uintptr_t)weights % 16 == 0;
     auto kernel = vector ? conv2d_bmma<Op, true> : conv2d_bmma<Op, false>;
     const dim3 grid((pixels + BM - 1) / BM, (s->cout + BN - 1) / BN);
     kernel<<<grid, BMMA_THREADS, 0, a->stream>>>(input, weights, a->scale, a->bias, output_f32(a),

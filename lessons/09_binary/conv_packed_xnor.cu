@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
     const int lane = threadIdx.x, warp = threadIdx.y;
     const int tid = warp * XN_CHANNELS + lane;
     const int k0 = blockIdx.y * XN_CHANNELS, k = k0 + lane;
-    const int words = words_per_pixel_of(s.cin), taps = s.ksize * s.ksize, r = s.ksize / 2;
+    const int words = WORDS_PER_PIXEL(s.cin), taps = s.ksize * s.ksize, r = s.ksize / 2;
     const int pixels = s.n * s.h * s.w;
     const int p0 = blockIdx.x * XN_TILE_PIXELS + warp * XN_PIXELS;
 

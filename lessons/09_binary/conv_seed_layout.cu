@@ -28,7 +28,7 @@ __global__ void conv2d_seed_layout(const uint32_t *__restrict__ input,
 {
     const int pixel = blockIdx.x; /* the seed's grid (b, x, y), flattened */
     const int x = pixel % s.w, y = pixel / s.w % s.h, n = pixel / (s.w * s.h);
-    const int words = words_per_pixel_of(s.cin), taps = s.ksize * s.ksize, r = s.ksize / 2;
+    const int words = WORDS_PER_PIXEL(s.cin), taps = s.ksize * s.ksize, r = s.ksize / 2;
     const struct tap_window t = tap_window_at(y, x, &s);
     for (int k = threadIdx.x; k < s.cout; k += blockDim.x) {
         int mismatches = 0;

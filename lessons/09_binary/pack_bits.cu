@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(PACK_BLOCK)
     pack_signs(const float *__restrict__ rows, uint32_t *__restrict__ bits, long long pixels,
                int channels)
 {
-    const int words = words_per_pixel_of(channels);
+    const int words = WORDS_PER_PIXEL(channels);
     const long long word = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
     if (word >= pixels * words) /* whole warps leave together: the ballot below is warp-wide */
         return;
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(PACK_BLOCK)
 extern "C" void enqueue_pack_signs(const float *rows, uint32_t *bits, long long pixels,
                                    int channels, cudaStream_t stream)
 {
-    const long long threads = pixels * words_per_pixel_of(channels) * WARP;
+    const long long threads = pixels * WORDS_PER_PIXEL(channels) * WARP;
     const unsigned blocks = (unsigned)((threads + PACK_BLOCK - 1) / PACK_BLOCK);
     pack_signs<<<blocks, PACK_BLOCK, 0, stream>>>(rows, bits, pixels, channels);
     CUDA_CHECK_LAUNCH();
