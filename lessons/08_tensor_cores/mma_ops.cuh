@@ -15,23 +15,10 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "ldmatrix.cuh"
+
 #define CHUNK_BYTES 16
 #define KSTEP_CHUNKS 2 /* 32 bytes of k per mma */
-
-/* ldmatrix.x4: four 8x8 matrices of 16-bit elements (8 rows of 16 bytes each);
- * lane l gives the address of row l % 8 of matrix l / 8 and receives one 32-bit
- * register of each matrix: row l / 4, elements 2(l % 4) and 2(l % 4) + 1. For 32-bit
- * elements the same bytes are row l / 4, element l % 4: the tf32 fragment. */
-static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *smem_row)
-{
-#if __CUDA_ARCH__ >= 750
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"((unsigned)__cvta_generic_to_shared(smem_row)));
-#else
-    __trap();
-#endif
-}
 
 /* One warp's tile: acc[i][j] += a[i] * b[j] for MT 16-row fragments of A and NT
  * 8-column fragments of B, with the mma `Mma`. */

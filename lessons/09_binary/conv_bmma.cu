@@ -26,6 +26,7 @@
 #include "binary_ops.cuh"
 #include "cuda_check.h"
 #include "kernels.h"
+#include "ldmatrix.cuh"
 
 #define BM 128 /* pixels per block */
 #define BN 64  /* output channels per block */
@@ -116,18 +117,10 @@ __global__ void __launch_bounds__(TAP_POP_BLOCK)
     window_pop[pixel] = pop;
 }
 
-/* ldmatrix.x4: lane l gives the address of row l % 8 of 8x16-byte matrix l / 8 and
- * receives one 32-bit word of each: row l / 4, word l % 4. For b1 operands that is
- * the m16n8k256 fragment: A's a0..a3 are (rows 0-7, words 0-3), (rows 8-15, words
- * 0-3), (rows 0-7, words 4-7), (rows 8-15, words 4-7); B's b0, b1 are words 0-3 and
- * 4-7 of 8 channels. */
-static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const uint32_t *smem_row)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"((unsigned)__cvta_generic_to_shared(smem_row)));
-}
-
+/* ldmatrix_x4 (ldmatrix.cuh) on 16-byte rows of packed bits: lane l receives word
+ * l % 4 of row l / 4 of each 8x16-byte matrix. For b1 operands that is the m16n8k256
+ * fragment: A's a0..a3 are (rows 0-7, words 0-3), (rows 8-15, words 0-3), (rows 0-7,
+ * words 4-7), (rows 8-15, words 4-7); B's b0, b1 are words 0-3 and 4-7 of 8 channels. */
 #if __CUDA_ARCH__ >= MIN_CC * 10
 #define BMMA_SYNC(instruction, d, a, b)                                                            \
     asm volatile(instruction " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"  \
