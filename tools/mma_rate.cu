@@ -59,10 +59,11 @@ template <int KIND> static __device__ __forceinline__ void mma(uint32_t (&d)[4],
 template <int KIND> __global__ void mma_loop(uint32_t seed, uint32_t *sink)
 {
     uint32_t a[4], b[2], acc[CHAINS][4] = {};
+    /* Any bits: the rate does not depend on the values (fp16 NaNs included). */
     for (int i = 0; i < 4; i++)
-        a[i] = seed * (threadIdx.x + 1u) + 0x3c00u * i; /* small fp16 values, any bits */
+        a[i] = seed ^ (threadIdx.x * 0x9e3779b9u + i);
     for (int i = 0; i < 2; i++)
-        b[i] = seed ^ (threadIdx.x * 0x9e3779b9u + i);
+        b[i] = seed ^ (threadIdx.x * 0x85ebca6bu + i);
     for (int it = 0; it < ITERATIONS; it++)
 #pragma unroll
         for (int c = 0; c < CHAINS; c++)
