@@ -1,0 +1,54 @@
+/* The GPU launchers of lesson 10, one file per idea. Each enqueues its kernels on
+ * a->stream and adds the op's result into a->out in place; every pointer is a device
+ * pointer, in the layouts the launcher's comment names (covariance.h). */
+#ifndef KERNELS_H
+#define KERNELS_H
+
+#include <cuda_runtime_api.h>
+
+#include "covariance.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cov_args {
+    struct conv_shape shape; /* n = B, cin = Ci, cout = Co, h x w, ksize = k */
+    const float *mu;         /* B x Ci x H x W */
+    const float *gamma;      /* full 7-D or diagonal blocks, as the variant says */
+    const float *c;          /* Co (not read by the factored variants) */
+    float *out;              /* full 7-D, blocks or factored, as the variant says */
+    cudaStream_t stream;
+};
+
+/* seed_port.cu: the seed's last Numba kernel in CUDA C. One thread per batch element
+ * loops over every output pair, window tap and channel. gamma and out in the full 7-D
+ * layouts (COV_FULL). */
+void covariance_seed_port(const struct cov_args *a);
+/* Serial inner iterations of one seed_port thread, Q^2 * Ci * k^2: its run time is
+ * this count times one iteration's latency, so the harness can refuse the variant on
+ * problems where a run would take minutes. */
+double covariance_seed_port_iterations(const struct conv_shape *s);
+
+/* thread_per_output.cu: one thread per (b, q, q'), consecutive threads along q';
+ * gamma diagonal, out blocks (COV_BLOCKS). */
+void covariance_thread_per_output(const struct cov_args *a);
+
+/* shared_box.cu: per spatial lag, the k x k window sum as a box filter: the gamma
+ * rows of a tile staged in shared memory, summed along j (dj), then over a ring of k
+ * rows (di). gamma diagonal, out blocks (COV_BLOCKS). */
+void covariance_shared_box(const struct cov_args *a);
+
+/* factored.cu: the same box filter writing S once (B x Q x Q, COV_FACTORED) instead
+ * of c[c0]*S into Co blocks. The symmetric twin computes only the lags with
+ * i0' >= i0, so it reads only the upper triangle p <= p' of each gamma block, and
+ * adds each result at (q, q') and (q', q); it needs a symmetric gamma
+ * (cov_symmetrize_gamma). */
+void covariance_factored(const struct cov_args *a);
+void covariance_factored_symmetric(const struct cov_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
