@@ -1,4 +1,6 @@
 # add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>... [CASES "<name>=<flags>"...])
+# add_lesson(<folder> OP SOURCES <files>... CASES ... [CPU_VARIANTS <names>...]
+#            [SANITIZE_ARGS <flags>...] [BAD_CASES "<name>=<flags>"...])
 #
 # Builds a lesson's executable (bin/<folder>) and registers its checks with ctest:
 #   <folder>.<case>        every variant on an awkward size, checked against gold
@@ -8,7 +10,10 @@
 #   <folder>.memcheck ...  compute-sanitizer memcheck, racecheck and synccheck at a
 #                          small size (label sanitize), for GPU lessons
 # MULTICHANNEL lessons also get batched multi-channel cases; CASES adds a lesson's own
-# awkward sizes, run like the others.
+# awkward sizes, run like the others. An OP lesson (its problem is not the convolution,
+# common/op.h) gets only its own CASES, each run with every variant (label gpu) and
+# with each of its CPU_VARIANTS alone (<folder>.<case>.<variant>, label cpu), the bad
+# flag cases plus its BAD_CASES, and the sanitizers on SANITIZE_ARGS.
 
 set(CONV_LESSON_CASES
   "one_pixel=--size 1x1 --ksize 3"
@@ -71,11 +76,45 @@ function(_conv_add_cases target label prefix)
   endforeach()
 endfunction()
 
+function(_conv_add_sanitizers target)
+  if(COMPUTE_SANITIZER)
+    foreach(tool memcheck racecheck synccheck)
+      add_test(NAME ${target}.${tool}
+        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_sanitizer.sh ${COMPUTE_SANITIZER} ${tool}
+                $<TARGET_FILE:${target}> ${ARGN})
+      set_tests_properties(${target}.${tool} PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77)
+    endforeach()
+  endif()
+endfunction()
+
+function(_conv_add_op_lesson target)
+  cmake_parse_arguments(L "" "" "CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES" ${ARGN})
+  _conv_add_cases(${target} gpu "" ${L_CASES})
+  foreach(variant IN LISTS L_CPU_VARIANTS)
+    foreach(entry IN LISTS L_CASES)
+      string(REGEX REPLACE "=.*" "" case "${entry}")
+      string(REGEX REPLACE "^[^=]*=" "" args "${entry}")
+      separate_arguments(args UNIX_COMMAND "${args}")
+      add_test(NAME ${target}.${case}.${variant}
+        COMMAND ${target} ${args} --variant ${variant} --reps 1 --warmup 0)
+      set_tests_properties(${target}.${case}.${variant} PROPERTIES LABELS cpu)
+    endforeach()
+  endforeach()
+  _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES} ${L_BAD_CASES})
+  _conv_add_sanitizers(${target} ${L_SANITIZE_ARGS})
+endfunction()
+
 function(add_lesson target)
-  cmake_parse_arguments(L "CPU;MULTICHANNEL" "" "SOURCES;CASES" ${ARGN})
+  cmake_parse_arguments(L "CPU;MULTICHANNEL;OP" ""
+    "SOURCES;CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES" ${ARGN})
   add_executable(${target} ${L_SOURCES})
   target_link_libraries(${target} PRIVATE conv_common)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+  if(L_OP)
+    _conv_add_op_lesson(${target} CASES ${L_CASES} CPU_VARIANTS ${L_CPU_VARIANTS}
+      SANITIZE_ARGS ${L_SANITIZE_ARGS} BAD_CASES ${L_BAD_CASES})
+    return()
+  endif()
 
   if(L_CPU)
     set(label cpu)
@@ -95,17 +134,11 @@ function(add_lesson target)
             --filter gaussian --ksize 5 --out ${CMAKE_BINARY_DIR}/${target}-camera.pgm)
   set_tests_properties(${target}.image PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77)
 
-  if(NOT L_CPU AND COMPUTE_SANITIZER)
+  if(NOT L_CPU)
     if(L_MULTICHANNEL)
-      set(args ${CONV_SANITIZE_MULTICHANNEL_ARGS})
+      _conv_add_sanitizers(${target} ${CONV_SANITIZE_MULTICHANNEL_ARGS})
     else()
-      set(args ${CONV_SANITIZE_ARGS})
+      _conv_add_sanitizers(${target} ${CONV_SANITIZE_ARGS})
     endif()
-    foreach(tool memcheck racecheck synccheck)
-      add_test(NAME ${target}.${tool}
-        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_sanitizer.sh ${COMPUTE_SANITIZER} ${tool}
-                $<TARGET_FILE:${target}> ${args})
-      set_tests_properties(${target}.${tool} PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77)
-    endforeach()
   endif()
 endfunction()

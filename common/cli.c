@@ -98,10 +98,89 @@ bool parse_size(const char *text, int *h, int *w)
     return true;
 }
 
+/* What a lesson offers: the convolution's presets and variants, or its op's. */
+static int variant_count(const struct lesson *l)
+{
+    return l->op ? l->op->variant_count : l->variant_count;
+}
+
+static const char *variant_name(const struct lesson *l, int i)
+{
+    return l->op ? l->op->variants[i].name : l->variants[i].name;
+}
+
+static const char *variant_what(const struct lesson *l, int i)
+{
+    return l->op ? l->op->variants[i].what : l->variants[i].what;
+}
+
+static const struct conv_preset *lesson_preset_at(const struct lesson *l, int i)
+{
+    if (!l->op)
+        return preset_at(i);
+    return i < l->op->preset_count ? &l->op->presets[i] : NULL;
+}
+
+static const struct conv_preset *lesson_find_preset(const struct lesson *l, const char *name)
+{
+    const struct conv_preset *p;
+    for (int i = 0; (p = lesson_preset_at(l, i)) != NULL; i++)
+        if (strcmp(p->name, name) == 0)
+            return p;
+    return NULL;
+}
+
+static void print_run_help(const struct lesson *lesson, bool cudnn)
+{
+    printf("run:\n");
+    printf("  --reps N           timed repetitions, 1..%d (default %d on GPU, %d on CPU)\n", MAX_REPS,
+           GPU_DEFAULT_REPS, CPU_DEFAULT_REPS);
+    printf("  --warmup N         untimed runs first, 0..%d (default %d on GPU, %d on CPU)\n",
+           MAX_REPS, GPU_DEFAULT_WARMUP, CPU_DEFAULT_WARMUP);
+    printf("  --seed S           seed of the random inputs, 0..%ld (default %d)\n", LONG_MAX,
+           DEFAULT_SEED);
+    printf("  --variant NAME     run one variant (default: all):");
+    for (int i = 0; i < variant_count(lesson); i++)
+        printf(" %s", variant_name(lesson, i));
+    printf("\n  --no-verify        skip the check against the float64 reference\n");
+    if (cudnn)
+        printf("  --no-cudnn         skip the cuDNN baseline row\n");
+    printf("  --csv FILE         append one row per variant (header written once)\n");
+    printf("  --device ID        CUDA device, 0..%d (default 0)\n\n", MAX_DEVICE_ID);
+}
+
+static void print_variants(const struct lesson *lesson)
+{
+    printf("variants:\n");
+    for (int i = 0; i < variant_count(lesson); i++)
+        printf("  %-18s %s\n", variant_name(lesson, i), variant_what(lesson, i));
+    printf("\nexit codes: 0 all passed, 1 a check failed or runtime error, 2 usage or input\n");
+    printf("error, a problem too large for host or GPU memory included (one line names the\n");
+    printf("memory and the size), 77 no usable GPU.\n");
+}
+
+/* An op's problem flags: the same names, read as its page says (op.shape_help). */
+static void print_op_help(const struct lesson *lesson)
+{
+    printf("\nproblem (default: --preset %s; %s):\n", lesson->default_preset,
+           lesson->op->shape_help);
+    printf("  --preset NAME      a named problem (--list-presets); excludes the flags below\n");
+    printf("  --size HxW, --batch N, --cin C, --cout K, --ksize R (odd, 1..%d): each from\n",
+           MAX_KSIZE);
+    printf("                     the default preset unless given\n");
+    printf("  --list-presets     print the presets and exit\n\n");
+    print_run_help(lesson, false);
+    print_variants(lesson);
+}
+
 static void print_help(const struct lesson *lesson)
 {
     printf("%s: %s\n\n", lesson->name, lesson->title);
     printf("usage: %s [problem] [run options]\n", lesson->name);
+    if (lesson->op) {
+        print_op_help(lesson);
+        return;
+    }
     printf("       %s --image FILE.pgm|ppm [--filter NAME|FILE] [--ksize R] --out FILE\n",
            lesson->name);
     printf("       %s --input IN.npy --weights W.npy [--bias B.npy] [--output OUT.npy]\n\n",
@@ -120,20 +199,7 @@ static void print_help(const struct lesson *lesson)
     printf("  --list-presets     print the presets and exit\n");
     printf("  A custom problem with cin or cout > 1 is a network layer with a bias per output\n");
     printf("  channel; a single-channel problem is an image filter without bias.\n\n");
-    printf("run:\n");
-    printf("  --reps N           timed repetitions, 1..%d (default %d on GPU, %d on CPU)\n", MAX_REPS,
-           GPU_DEFAULT_REPS, CPU_DEFAULT_REPS);
-    printf("  --warmup N         untimed runs first, 0..%d (default %d on GPU, %d on CPU)\n",
-           MAX_REPS, GPU_DEFAULT_WARMUP, CPU_DEFAULT_WARMUP);
-    printf("  --seed S           seed of the random inputs, 0..%ld (default %d)\n", LONG_MAX,
-           DEFAULT_SEED);
-    printf("  --variant NAME     run one variant (default: all):");
-    for (int i = 0; i < lesson->variant_count; i++)
-        printf(" %s", lesson->variants[i].name);
-    printf("\n  --no-verify        skip the check against the float64 reference\n");
-    printf("  --no-cudnn         skip the cuDNN baseline row\n");
-    printf("  --csv FILE         append one row per variant (header written once)\n");
-    printf("  --device ID        CUDA device, 0..%d (default 0)\n\n", MAX_DEVICE_ID);
+    print_run_help(lesson, true);
     printf("data (NumPy .npy, little-endian float32, C order):\n");
     printf("  --input FILE       NCHW, CHW or HW input; the problem follows its shape\n");
     printf("  --weights FILE     KCRS or RS weights (required with --input)\n");
@@ -145,29 +211,24 @@ static void print_help(const struct lesson *lesson)
         printf("  --image FILE       binary PGM (P5) or PPM (P6), maxval 255\n");
         printf("  --out FILE         the filtered image (absolute values, clamped to 0..255)\n\n");
     }
-    printf("variants:\n");
-    for (int i = 0; i < lesson->variant_count; i++)
-        printf("  %-18s %s\n", lesson->variants[i].name, lesson->variants[i].what);
-    printf("\nexit codes: 0 all passed, 1 a check failed or runtime error, 2 usage or input\n");
-    printf("error, a problem too large for host or GPU memory included (one line names the\n");
-    printf("memory and the size), 77 no usable GPU.\n");
+    print_variants(lesson);
 }
 
-static void print_presets(void)
+static void print_presets(const struct lesson *lesson)
 {
     const struct conv_preset *p;
-    for (int i = 0; (p = preset_at(i)) != NULL; i++)
+    for (int i = 0; (p = lesson_preset_at(lesson, i)) != NULL; i++)
         printf("%-15s n=%d cin=%d cout=%d %dx%d ksize=%d%s  %s\n", p->name, p->shape.n,
                p->shape.cin, p->shape.cout, p->shape.h, p->shape.w, p->shape.ksize,
                p->shape.bias ? " bias" : "", p->what);
 }
 
-static const struct conv_variant *find_variant(const struct lesson *lesson, const char *name)
+static bool has_variant(const struct lesson *lesson, const char *name)
 {
-    for (int i = 0; i < lesson->variant_count; i++)
-        if (strcmp(lesson->variants[i].name, name) == 0)
-            return &lesson->variants[i];
-    return NULL;
+    for (int i = 0; i < variant_count(lesson); i++)
+        if (strcmp(variant_name(lesson, i), name) == 0)
+            return true;
+    return false;
 }
 
 static bool read_count(const char *flag, const char *text, long lo, long hi, long *value)
@@ -219,9 +280,27 @@ static const char *first_shape_flag(const struct given *g, bool count_ksize)
     return NULL;
 }
 
-static enum cli_status check_modes(const struct options *o, const struct given *g)
+/* An op reads no files: its problems are presets or shape flags. */
+static const char *first_file_flag(const struct options *o)
+{
+    if (o->input_path) return "--input";
+    if (o->weights_path) return "--weights";
+    if (o->bias_path) return "--bias";
+    if (o->output_path) return "--output";
+    if (o->image_path) return "--image";
+    if (o->filter_spec) return "--filter";
+    if (o->image_out_path) return "--out";
+    return NULL;
+}
+
+static enum cli_status check_modes(const struct lesson *lesson, const struct options *o,
+                                   const struct given *g)
 {
     const char *shape_flag = first_shape_flag(g, true);
+    const char *file_flag = lesson->op ? first_file_flag(o) : NULL;
+    if (file_flag)
+        return usage_error("%s: %s reads no files; its problem is a --preset or the shape flags",
+                           file_flag, lesson->name);
     if (o->preset && shape_flag)
         return usage_error("--preset %s fixes the problem: drop %s or drop --preset", o->preset,
                            shape_flag);
@@ -256,7 +335,7 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
                                    struct options *o)
 {
     const char *name = o->preset ? o->preset : lesson->default_preset;
-    const struct conv_preset *p = find_preset(name);
+    const struct conv_preset *p = lesson_find_preset(lesson, name);
     if (!p)
         return usage_error("--preset %s: unknown preset (see --list-presets)", name);
     bool custom = first_shape_flag(g, true) != NULL;
@@ -265,7 +344,9 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
         o->shape = p->shape;
         return CLI_RUN;
     }
-    struct conv_shape s = {1, 1, 1, 0, 0, 3, false};
+    /* A custom convolution is one image and channel unless told; an op's problem is its
+     * default preset's with the flags given changed. */
+    struct conv_shape s = lesson->op ? p->shape : (struct conv_shape){1, 1, 1, 0, 0, 3, false};
     long v;
     if (g->size && !parse_size(g->size, &s.h, &s.w))
         return usage_error("--size %s: expected HxW with whole numbers 1..%d, e.g. 1000x2000",
@@ -281,6 +362,14 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
     if (g->cout && !read_count("--cout", g->cout, 1, MAX_CHANNELS, &v)) return CLI_EXIT_USAGE;
     if (g->cout) s.cout = (int)v;
     s.ksize = o->shape.ksize;
+    if (lesson->op) {
+        const char *why = lesson->op->shape_problem(&s);
+        if (why)
+            return usage_error("--size %dx%d with --batch %d, --cin %d, --cout %d, --ksize %d: %s",
+                               s.h, s.w, s.n, s.cin, s.cout, s.ksize, why);
+        o->shape = s;
+        return CLI_RUN;
+    }
     s.bias = s.cin > 1 || s.cout > 1;
     if (shape_overflows_int32(&s))
         return usage_error("--size %dx%d with --batch %d, --cin %d, --cout %d: a tensor would "
@@ -300,6 +389,8 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     o->warmup = gpu ? GPU_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP;
     o->gpu_reps = GPU_DEFAULT_REPS;
     o->gpu_warmup = GPU_DEFAULT_WARMUP;
+    o->cpu_reps = CPU_DEFAULT_REPS;
+    o->cpu_warmup = CPU_DEFAULT_WARMUP;
     o->seed = DEFAULT_SEED;
     o->verify = true;
     o->cudnn = true;
@@ -338,21 +429,21 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
             o->ksize_given = true;
             break;
         case FLAG_PRESET: o->preset = optarg; break;
-        case FLAG_LIST_PRESETS: print_presets(); return CLI_EXIT_OK;
+        case FLAG_LIST_PRESETS: print_presets(lesson); return CLI_EXIT_OK;
         case FLAG_REPS:
             if (!read_count("--reps", optarg, 1, MAX_REPS, &v)) return CLI_EXIT_USAGE;
-            o->reps = o->gpu_reps = (int)v;
+            o->reps = o->gpu_reps = o->cpu_reps = (int)v;
             break;
         case FLAG_WARMUP:
             if (!read_count("--warmup", optarg, 0, MAX_REPS, &v)) return CLI_EXIT_USAGE;
-            o->warmup = o->gpu_warmup = (int)v;
+            o->warmup = o->gpu_warmup = o->cpu_warmup = (int)v;
             break;
         case FLAG_SEED:
             if (!read_count("--seed", optarg, 0, LONG_MAX, &v)) return CLI_EXIT_USAGE;
             o->seed = (uint64_t)v;
             break;
         case FLAG_VARIANT:
-            if (!find_variant(lesson, optarg))
+            if (!has_variant(lesson, optarg))
                 return usage_error("--variant %s: %s has no such variant", optarg, lesson->name);
             o->variant = optarg;
             break;
@@ -375,7 +466,7 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     }
     if (optind < argc)
         return usage_error("%s: unexpected argument", argv[optind]);
-    enum cli_status status = check_modes(o, &g);
+    enum cli_status status = check_modes(lesson, o, &g);
     if (status != CLI_RUN)
         return status;
     if ((status = check_outputs(o)) != CLI_RUN)
@@ -395,7 +486,8 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         return CLI_RUN;
     }
     if (!o->shape.ksize) {
-        const struct conv_preset *p = find_preset(o->preset ? o->preset : lesson->default_preset);
+        const struct conv_preset *p =
+            lesson_find_preset(lesson, o->preset ? o->preset : lesson->default_preset);
         o->shape.ksize = p ? p->shape.ksize : 3;
     }
     return bench_shape(lesson, &g, o);

@@ -20,6 +20,8 @@ struct options {
     int warmup;
     int gpu_reps;   /* of the cuDNN rows, which run on the GPU in a CPU lesson too */
     int gpu_warmup;
+    int cpu_reps;   /* of an op's CPU variants, which run beside its GPU ones */
+    int cpu_warmup;
     uint64_t seed;
     const char *variant; /* NULL: all variants */
     bool verify;

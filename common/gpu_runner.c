@@ -4,6 +4,7 @@
 
 #include "alloc.h"
 #include "cuda_check.h"
+#include "gpu_timer.h"
 
 /* 0xFF bytes make every float, half and bfloat16 a NaN: an output element nobody
  * writes fails the check. */
@@ -128,35 +129,22 @@ void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, fl
     free(staged);
 }
 
+/* gpu_time's run, with the buffers it rotates over. */
+struct buffers_run {
+    enqueue_fn run;
+    void *context;
+    const struct gpu_buffers *b;
+};
+
+static void enqueue_buffers(void *context, int set)
+{
+    const struct buffers_run *br = context;
+    br->run(br->context, br->b, set);
+}
+
 struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *b, int warmup,
                        int reps)
 {
-    int set = 0;
-    for (int i = 0; i < warmup; i++, set = (set + 1) % b->sets)
-        run(context, b, set);
-    cudaEvent_t *start = host_alloc(2 * (size_t)reps * sizeof *start, "the timing events");
-    double *samples = host_alloc((size_t)reps * sizeof *samples, "the timings");
-    cudaEvent_t *stop = start + reps;
-    for (int i = 0; i < reps; i++) {
-        CUDA_CHECK(cudaEventCreate(&start[i]));
-        CUDA_CHECK(cudaEventCreate(&stop[i]));
-    }
-    /* All runs are queued back to back; the events record only the GPU's time. */
-    for (int i = 0; i < reps; i++, set = (set + 1) % b->sets) {
-        CUDA_CHECK(cudaEventRecord(start[i], b->stream));
-        run(context, b, set);
-        CUDA_CHECK(cudaEventRecord(stop[i], b->stream));
-    }
-    CUDA_CHECK(cudaStreamSynchronize(b->stream));
-    for (int i = 0; i < reps; i++) {
-        float ms;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start[i], stop[i]));
-        samples[i] = ms;
-        CUDA_CHECK(cudaEventDestroy(start[i]));
-        CUDA_CHECK(cudaEventDestroy(stop[i]));
-    }
-    struct timing t = timing_from_samples(samples, reps);
-    free(start);
-    free(samples);
-    return t;
+    struct buffers_run br = {run, context, b};
+    return gpu_time_sets(enqueue_buffers, &br, b->sets, b->stream, warmup, reps);
 }

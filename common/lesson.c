@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "build_info.h"
 #include "cli.h"
 #include "cuda_check.h"
 #include "cudnn_baseline.h"
@@ -24,15 +23,13 @@
 #include "host_info.h"
 #include "inputs.h"
 #include "npy.h"
+#include "op_run.h"
 #include "report.h"
 #include "rng.h"
 #include "roofline.h"
+#include "session.h"
 #include "xnor_scale.h"
 
-#define EXIT_PASS 0
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
-#define EXIT_NO_GPU 77
 #define EXIT_DONE (-1) /* --help or --list-presets: nothing to run */
 #define ERROR_SIZE 512
 /* A baseline for binary variants is cuDNN at fp32 and at fp16 NHWC. */
@@ -61,10 +58,7 @@ struct run {
     const struct lesson *lesson;
     struct options opts;
     struct host_problem host;
-    bool have_gpu;
-    const char *no_gpu_reason;
-    struct gpu_info gpu;
-    cudaStream_t stream;
+    struct session session;
     struct rounded_inputs rounded[DTYPE_COUNT]; /* indexed by rounding_of(dtype) */
     struct baseline baselines[MAX_BASELINES];
     int baseline_count;
@@ -80,8 +74,8 @@ struct variant_run {
 
 static const char *variant_blocker(const struct run *r, const struct conv_variant *v)
 {
-    if (r->have_gpu && v->unsupported_gpu) {
-        const char *why = v->unsupported_gpu(&r->gpu);
+    if (r->session.have_gpu && v->unsupported_gpu) {
+        const char *why = v->unsupported_gpu(&r->session.gpu);
         if (why)
             return why;
     }
@@ -167,8 +161,8 @@ static int sets_for(const struct run *r, enum dtype d, enum layout l)
 {
     if (r->opts.mode != MODE_BENCH)
         return 1;
-    return buffer_sets_for(buffer_set_bytes(&r->host.shape, d, l), r->gpu.l2_bytes,
-                           r->gpu.free_bytes);
+    return buffer_sets_for(buffer_set_bytes(&r->host.shape, d, l), r->session.gpu.l2_bytes,
+                           r->session.gpu.free_bytes);
 }
 
 static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, enum layout l)
@@ -178,86 +172,31 @@ static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, e
     struct draw_context dc = {r, d};
     struct rounded_inputs *ri = inputs_for(r, d);
     gpu_buffers_create(b, s, d, l, sets, draw_set_input, &dc, ri->weights, r->host.bias,
-                       r->stream);
+                       r->session.stream);
     if (ri->scale)
         gpu_buffers_upload_scale(b, ri->scale);
 }
 
-/* Picks the GPU, or says why there is none. A GPU lesson without one exits 77. */
+/* The GPU, or why there is none (a GPU lesson without one exits 77), and room for
+ * the problem on it. */
 static int open_gpu(struct run *r)
 {
-    const char *why = NULL;
-    int count = gpu_count(&why);
-    bool needed = r->lesson->target == TARGET_GPU;
-    if (count == 0) {
-        if (needed) {
-            fprintf(stderr, "skipped: %s needs a CUDA GPU and found none (%s)\n", r->lesson->name,
-                    why);
-            return EXIT_NO_GPU;
-        }
-        r->no_gpu_reason = why;
-        return EXIT_PASS;
-    }
-    if (r->opts.device >= count) {
-        print_error("--device %d: this machine has %d CUDA device%s (0..%d)", r->opts.device,
-                    count, count == 1 ? "" : "s", count - 1);
-        return EXIT_USAGE;
-    }
-    gpu_query(r->opts.device, &r->gpu);
-    int cc = r->gpu.cc_major * 10 + r->gpu.cc_minor;
-    if (needed && cc < r->lesson->min_compute_capability) {
-        fprintf(stderr, "skipped: %s needs compute capability %d.%d; %s is %d.%d\n",
-                r->lesson->name, r->lesson->min_compute_capability / 10,
-                r->lesson->min_compute_capability % 10, r->gpu.name, r->gpu.cc_major,
-                r->gpu.cc_minor);
-        return EXIT_NO_GPU;
-    }
+    const struct lesson *l = r->lesson;
+    int rc = session_open(&r->session, l->name, l->target == TARGET_GPU,
+                          l->min_compute_capability, r->opts.device);
+    if (rc != EXIT_PASS || !r->session.have_gpu)
+        return rc;
     /* float32 NCHW is the largest format: if it fits, every format does. */
     const struct conv_shape *s = &r->host.shape;
     size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) +
                   (weight_count(s) + bias_count(s)) * sizeof(float);
-    if (need > r->gpu.free_bytes) {
+    if (need > r->session.gpu.free_bytes) {
         print_error("out of GPU memory: the problem needs %.2f GB and %s has %.2f GB free: use "
                     "a smaller --size, --batch or channel count",
-                    need / 1e9, r->gpu.name, r->gpu.free_bytes / 1e9);
+                    need / 1e9, r->session.gpu.name, r->session.gpu.free_bytes / 1e9);
         return EXIT_USAGE;
     }
-    r->have_gpu = true;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
-    gpu_measure_copy_bandwidth(&r->gpu);
     return EXIT_PASS;
-}
-
-static void print_header(const struct run *r)
-{
-    char cpu[320];
-    cpu_description(omp_get_max_threads(), cpu, sizeof cpu);
-    printf("lesson %s | ", r->lesson->name);
-    if (r->lesson->target == TARGET_CPU)
-        printf("CPU %s | ", cpu);
-    if (r->have_gpu) {
-        const double *peak = r->gpu.peak_gflops;
-        printf("%s | cc %d.%d | %d SMs | L2 %.0f MB | copy %.0f GB/s | peak TFLOP/s: fp32 %.1f",
-               r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count,
-               r->gpu.l2_bytes / 1e6, r->gpu.copy_gbps, peak[UNIT_FP32_FMA] / 1e3);
-        for (int u = UNIT_TF32_TC; u < UNIT_COUNT; u++)
-            if (peak[u] > 0)
-                printf(", %s %.0f", unit_name((enum compute_unit)u), peak[u] / 1e3);
-    } else {
-        printf("no GPU (%s): GPU rows skipped", r->no_gpu_reason);
-    }
-    printf("\n");
-    if (r->have_gpu && binary_runs_jit(build_cuda_architectures, r->gpu.cc_major, r->gpu.cc_minor))
-        printf("warning: built for sm_%s, not for this GPU's sm_%d%d: running JIT-compiled PTX, "
-               "so the numbers are not representative (rebuild: cmake -S . -B build)\n",
-               build_cuda_architectures, r->gpu.cc_major, r->gpu.cc_minor);
-}
-
-static struct roofline roofline_for(const struct run *r, double bytes, double flops, enum dtype d)
-{
-    struct roofline roof = {bytes, flops * unit_work_factor(d), r->gpu.copy_gbps,
-                            r->gpu.peak_gflops[unit_of(d)]};
-    return roof;
 }
 
 /* Minimum traffic of one run in a format: each tensor once, at its element size. */
@@ -277,23 +216,23 @@ static void print_problem(const struct run *r)
            r->opts.preset, s->n, s->cin, s->cout, s->h, s->w, s->ksize,
            s->bias ? "bias" : "no bias", bytes / 1e9, conv_flops(s) / 1e9,
            (unsigned long long)r->opts.seed);
-    if (r->have_gpu) {
-        struct roofline roof = roofline_for(r, bytes, conv_flops(s), DTYPE_FP32);
+    if (r->session.have_gpu) {
+        struct roofline roof = session_roofline(&r->session, bytes, conv_flops(s), DTYPE_FP32);
         size_t set_mb = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) >> 20;
         int sets = sets_for(r, DTYPE_FP32, LAYOUT_NCHW);
         printf("fp32 roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
                roofline_memory_bound(&roof) ? "memory" : "compute");
         if (sets > 1)
             printf("rotating %d buffer sets of %zu MB at fp32 (L2 %zu MB)", sets, set_mb,
-                   r->gpu.l2_bytes >> 20);
+                   r->session.gpu.l2_bytes >> 20);
         else
-            printf("one buffer set of %zu MB at fp32 (L2 %zu MB)", set_mb, r->gpu.l2_bytes >> 20);
+            printf("one buffer set of %zu MB at fp32 (L2 %zu MB)", set_mb, r->session.gpu.l2_bytes >> 20);
     }
     if (r->opts.verify)
         printf("%scheck: %s against float64 of the inputs as each dtype stores them\n",
-               r->have_gpu ? " | " : "", gold_is_sampled(s) ? "sampled" : "every output");
+               r->session.have_gpu ? " | " : "", gold_is_sampled(s) ? "sampled" : "every output");
     else
-        printf("%scheck: off (--no-verify)\n", r->have_gpu ? " | " : "");
+        printf("%scheck: off (--no-verify)\n", r->session.have_gpu ? " | " : "");
 }
 
 static void enqueue_variant(void *context, const struct gpu_buffers *b, int set)
@@ -320,26 +259,17 @@ static void check_into(struct run *r, struct result_row *row)
 }
 
 /* Rates and roofline of the variant's own algorithm and format. */
-static void fill_rates(const struct run *r, struct result_row *row, double flops, bool gpu_row)
+static void fill_rates(const struct run *r, struct result_row *row, enum layout l, double flops,
+                       bool gpu_row)
 {
-    const struct conv_shape *s = &r->host.shape;
-    double bytes = min_bytes(s, row->dtype, row->layout);
-    row->gbps = achieved_gbps(bytes, row->time.median_ms);
-    row->gflops = achieved_gflops(flops, row->time.median_ms);
-    struct roofline roof = roofline_for(r, bytes, flops, row->dtype);
-    row->roofline_pct = gpu_row ? roofline_percent(&roof, row->time.median_ms) : NAN;
-    row->roof_unit = !gpu_row               ? "-"
-                     : roof.peak_gflops > 0 ? unit_name(unit_of(row->dtype))
-                                            : "memory";
+    double bytes = min_bytes(&r->host.shape, row->dtype, l);
+    session_fill_rates(&r->session, row, bytes, flops, gpu_row);
 }
 
 static void emit(struct run *r, const struct result_row *row)
 {
-    print_row(row);
-    if (row->skipped)
-        return;
     struct run_context ctx = {r->lesson->name, r->opts.preset, r->host.shape, r->opts.csv_path};
-    if (r->opts.csv_path && !csv_append(&ctx, row)) {
+    if (!report_row(&ctx, row)) {
         r->failures++;
         r->opts.csv_path = NULL; /* one error line, not one per row */
     }
@@ -410,7 +340,8 @@ static void bench_cudnn(struct run *r, struct baseline *base)
 {
     enum dtype d = base->format.dtype;
     enum layout l = base->format.layout;
-    struct result_row row = {.variant = "cudnn", .dtype = d, .layout = l, .device = r->gpu.name};
+    struct result_row row = {.variant = "cudnn", .dtype = d, .layout = layout_name(l),
+                             .device = r->session.gpu.name};
     struct gpu_buffers b;
     create_buffers(r, &b, d, l);
     struct cudnn_check_context cc = {r, d};
@@ -436,7 +367,7 @@ static void bench_cudnn(struct run *r, struct baseline *base)
     int v = cudnn_version();
     snprintf(row.params, sizeof row.params, "algo=%s;cudnn=%d.%d.%d",
              cudnn_algorithm_name(best.algorithm), v / 10000, v % 10000 / 100, v % 100);
-    fill_rates(r, &row, conv_flops(&r->host.shape), true);
+    fill_rates(r, &row, l, conv_flops(&r->host.shape), true);
     emit(r, &row);
 }
 
@@ -543,7 +474,7 @@ static bool selected(const struct run *r, const struct conv_variant *v)
 
 static void collect_baselines(struct run *r)
 {
-    if (!r->have_gpu || !r->opts.cudnn)
+    if (!r->session.have_gpu || !r->opts.cudnn)
         return;
     char reason[160];
     for (int i = 0; i < r->lesson->variant_count; i++) {
@@ -573,7 +504,7 @@ static void run_bench(struct run *r)
             continue;
         char device[320], reason[160];
         struct result_row row = {
-            .variant = v->name, .dtype = v->dtype, .layout = v->layout, .device = device};
+            .variant = v->name, .dtype = v->dtype, .layout = layout_name(v->layout), .device = device};
         row.skipped = variant_blocker(r, v);
         if (!row.skipped)
             row.skipped = over_limit(r, v, reason, sizeof reason);
@@ -582,7 +513,7 @@ static void run_bench(struct run *r)
             continue;
         }
         if (gpu) {
-            snprintf(device, sizeof device, "%s", r->gpu.name);
+            snprintf(device, sizeof device, "%s", r->session.gpu.name);
             if (have_buffers && (b.dtype != v->dtype || b.layout != v->layout)) {
                 gpu_buffers_free(&b);
                 have_buffers = false;
@@ -595,7 +526,7 @@ static void run_bench(struct run *r)
         }
         run_variant(r, v, &b, &row, true);
         double flops = v->flops ? v->flops(&r->host.shape) : conv_flops(&r->host.shape);
-        fill_rates(r, &row, flops, gpu);
+        fill_rates(r, &row, v->layout, flops, gpu);
         row.cudnn_ms = cudnn_ms_for(r, v->dtype, v->layout);
         emit(r, &row);
     }
@@ -633,7 +564,7 @@ static bool write_result(const struct run *r, char *err, size_t err_size)
 static void run_single(struct run *r)
 {
     const struct conv_variant *v = single_variant(r);
-    struct result_row row = {.variant = v->name, .dtype = v->dtype, .layout = v->layout};
+    struct result_row row = {.variant = v->name, .dtype = v->dtype, .layout = layout_name(v->layout)};
     struct gpu_buffers b = {0};
     bool gpu = r->lesson->target == TARGET_GPU;
     if (gpu)
@@ -716,10 +647,12 @@ static int setup(struct run *r, int argc, char **argv)
 
 int lesson_main(const struct lesson *lesson, int argc, char **argv)
 {
+    if (lesson->op)
+        return op_main(lesson, argc, argv);
     struct run r = {.lesson = lesson};
     int rc = setup(&r, argc, argv);
     if (rc == EXIT_PASS) {
-        print_header(&r);
+        session_print_header(&r.session, lesson->target == TARGET_CPU);
         print_problem(&r);
         if (r.opts.mode == MODE_BENCH)
             run_bench(&r);
@@ -729,8 +662,7 @@ int lesson_main(const struct lesson *lesson, int argc, char **argv)
     } else if (rc == EXIT_DONE) {
         rc = EXIT_PASS;
     }
-    if (r.have_gpu)
-        CUDA_CHECK(cudaStreamDestroy(r.stream));
+    session_close(&r.session);
     free_rounded(&r);
     free(r.host_out);
     free_inputs(&r.host);

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_problem.h"
+#include "op.h"
 #include "gpu_info.h"
 #include "tensor_format.h"
 #include "verify.h"
@@ -103,6 +104,10 @@ struct lesson {
     /* Optional: cuDNN rows beyond those the variants' formats call for. */
     const struct baseline_format *extra_baselines;
     int extra_baseline_count;
+    /* NULL: the lesson's problem is the convolution above, its kernels `variants`.
+     * Otherwise the lesson's own op (op.h) with its presets and variants; target is
+     * TARGET_GPU (the op's CPU variants say so themselves). */
+    const struct op *op;
 };
 
 /* Runs the lesson as the command line asks. Returns the process exit code:

@@ -45,7 +45,7 @@ void print_row(const struct result_row *row)
         return;
     }
     char format[32];
-    snprintf(format, sizeof format, "%s/%s", dtype_name(row->dtype), layout_name(row->layout));
+    snprintf(format, sizeof format, "%s/%s", dtype_name(row->dtype), row->layout);
     printf("%-20s %-11s %10.4f %10.4f %8.1f %9.1f", row->variant, format, row->time.median_ms,
            row->time.min_ms, row->gbps, row->gflops);
     print_optional("%.1f", row->roofline_pct, "%");
@@ -111,7 +111,7 @@ bool csv_append(const struct run_context *ctx, const struct result_row *row)
     csv_number(f, "%.4f", row->cudnn_ms / row->time.median_ms);
     csv_number(f, "%.3e", row->verified ? row->check.rel_l2 : NAN);
     csv_number(f, "%.3e", row->verified ? row->check.max_abs : NAN);
-    fprintf(f, ",%s,%s,%s,%s", row_status(row), build_commit, date, layout_name(row->layout));
+    fprintf(f, ",%s,%s,%s,%s", row_status(row), build_commit, date, row->layout);
     csv_text(f, row->params);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
@@ -122,4 +122,10 @@ bool csv_append(const struct run_context *ctx, const struct result_row *row)
         print_error("--csv %s", err);
     free(line);
     return ok;
+}
+
+bool report_row(const struct run_context *ctx, const struct result_row *row)
+{
+    print_row(row);
+    return row->skipped || !ctx->csv_path || csv_append(ctx, row);
 }

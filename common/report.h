@@ -19,7 +19,7 @@ struct result_row {
     const char *variant;
     const char *device;   /* GPU name, or CPU model and threads */
     enum dtype dtype;
-    enum layout layout;
+    const char *layout;   /* layout_name(), or the name of an op's own layout */
     const char *skipped;  /* why the variant did not run; NULL when it ran */
     struct timing time;
     double gbps, gflops;
@@ -45,5 +45,8 @@ const char *row_status(const struct result_row *row);
 /* Appends one row (and the header when the file is new or empty); false with a
  * message on stderr when the file cannot be written. */
 bool csv_append(const struct run_context *ctx, const struct result_row *row);
+/* Prints the row and, when it ran and ctx has a CSV path, appends it; false when the
+ * CSV could not be written (the message is printed). */
+bool report_row(const struct run_context *ctx, const struct result_row *row);
 
 #endif

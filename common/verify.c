@@ -46,8 +46,12 @@ static struct arithmetic arithmetic_of(enum dtype dtype)
 
 struct tolerance tolerance_for(enum dtype dtype, const struct conv_shape *s)
 {
+    return tolerance_for_terms(dtype, (double)s->cin * s->ksize * s->ksize + (s->bias ? 1 : 0));
+}
+
+struct tolerance tolerance_for_terms(enum dtype dtype, double terms)
+{
     struct arithmetic a = arithmetic_of(dtype);
-    double terms = (double)s->cin * s->ksize * s->ksize + (s->bias ? 1 : 0);
     struct tolerance t;
     t.rtol = OPERAND_SAFETY * 2 * a.operand_u + ACCUMULATE_SAFETY * sqrt(terms) * a.accumulate_u +
              a.output_u;
@@ -56,26 +60,54 @@ struct tolerance tolerance_for(enum dtype dtype, const struct conv_shape *s)
     return t;
 }
 
-struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol)
+void check_begin(struct check_accum *c)
 {
-    struct check_result r = {0};
-    double diff2 = 0, ref2 = 0;
-    for (size_t i = 0; i < g->count; i++) {
-        size_t at = g->index ? g->index[i] : i;
-        double d = out[at], ref = g->value[i];
-        double err = fabs(d - ref);
-        if (!(err <= tol.atol + tol.rtol * g->magnitude[i])) {
-            if (r.failures == 0)
-                r.first_failure = at;
-            r.failures++;
-        }
-        if (!(err <= r.max_abs))
-            r.max_abs = isnan(err) ? INFINITY : err;
-        diff2 += (d - ref) * (d - ref);
-        ref2 += ref * ref;
-    }
-    r.checked = g->count;
-    r.rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    *c = (struct check_accum){0};
+}
+
+static void count_failure(struct check_result *r, size_t at)
+{
+    if (r->failures == 0)
+        r->first_failure = at;
+    r->failures++;
+}
+
+void check_add(struct check_accum *c, size_t at, double out, double ref, double magnitude,
+               struct tolerance tol)
+{
+    struct check_result *r = &c->result;
+    double err = fabs(out - ref);
+    if (!(err <= tol.atol + tol.rtol * magnitude))
+        count_failure(r, at);
+    if (!(err <= r->max_abs))
+        r->max_abs = isnan(err) ? INFINITY : err;
+    c->diff2 += (out - ref) * (out - ref);
+    c->ref2 += ref * ref;
+    r->checked++;
+}
+
+void check_add_kept(struct check_accum *c, size_t at, bool kept)
+{
+    if (!kept)
+        count_failure(&c->result, at);
+    c->result.checked++;
+}
+
+struct check_result check_end(const struct check_accum *c)
+{
+    struct check_result r = c->result;
+    r.rel_l2 = c->ref2 > 0 ? sqrt(c->diff2 / c->ref2) : sqrt(c->diff2);
     r.pass = r.failures == 0 && r.checked > 0;
     return r;
+}
+
+struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol)
+{
+    struct check_accum c;
+    check_begin(&c);
+    for (size_t i = 0; i < g->count; i++) {
+        size_t at = g->index ? g->index[i] : i;
+        check_add(&c, at, out[at], g->value[i], g->magnitude[i], tol);
+    }
+    return check_end(&c);
 }

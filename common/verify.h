@@ -24,6 +24,8 @@ struct tolerance {
 };
 
 struct tolerance tolerance_for(enum dtype dtype, const struct conv_shape *s);
+/* The same rule for any sum of `terms` products (an op's own accumulation length). */
+struct tolerance tolerance_for_terms(enum dtype dtype, double terms);
 
 struct check_result {
     size_t checked;
@@ -35,5 +37,19 @@ struct check_result {
 };
 
 struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol);
+
+/* A check built one output at a time, for an op that computes its own gold. */
+struct check_accum {
+    struct check_result result;
+    double diff2, ref2;
+};
+
+void check_begin(struct check_accum *c);
+/* Output `at` (a flat index, for the first failure) against its reference. */
+void check_add(struct check_accum *c, size_t at, double out, double ref, double magnitude,
+               struct tolerance tol);
+/* An element the op must leave as it was: a failure unless `kept`. */
+void check_add_kept(struct check_accum *c, size_t at, bool kept);
+struct check_result check_end(const struct check_accum *c);
 
 #endif

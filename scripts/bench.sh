@@ -23,6 +23,7 @@ single_channel="seed000 big3 big5 big7"
 unet="unet-3x64 unet-64x64 unet-64x128 unet-128x128 unet-128x256 unet-256x256 unet-256x512
       unet-512x512 unet-512x1024 unet-1024x1024"
 binary="bnn-b16c256s28 bnn-b64c512s14 bnn-b1c1024s32"
+covariance="cov-seed cov-16 cov-32"
 
 # The problems of the full sweep, one command line per problem.
 problems_of() {
@@ -32,6 +33,7 @@ problems_of() {
           for k in 3 5 7 9 11 13 15; do echo "--size 8192x8192 --ksize $k --filter gaussian"; done ;;
     07_*|08_*|cudnn_baselines) for p in $unet; do echo "--preset $p"; done ;;
     09_*) for p in $binary; do echo "--preset $p"; done ;;
+    10_*) for p in $covariance; do echo "--preset $p"; done ;;
     *) for p in $single_channel; do echo "--preset $p"; done
        for k in 9 11 13 15; do echo "--size 8192x8192 --ksize $k"; done ;;
     esac

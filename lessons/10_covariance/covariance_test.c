@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "covariance.h"
+#include "covariance_op.h"
 #include "rng.h"
 #include "unit.h"
 
@@ -350,6 +350,93 @@ static void preset_sizes(void)
     CHECK(cov_flops(toy, COV_FACTORED) == 4802.0 * (3 * 27 + 1));
 }
 
+/* The harness's check of the op (covariance_op.c), in each layout: the seed's loops
+ * on the full layout pass it; an output off by about one term, an output left as it
+ * was, and a written entry outside the diagonal blocks each fail it. */
+struct op_tensors {
+    struct op_tensor t[OP_MAX_TENSORS];
+    void *before[OP_MAX_TENSORS], *after[OP_MAX_TENSORS];
+};
+
+static void op_tensors_draw(struct op_tensors *o, const struct conv_shape *s, int layout)
+{
+    cov_op_tensors(s, layout, o->t);
+    for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+        o->before[i] = alloc_or_exit(o->t[i].bytes);
+        o->after[i] = NULL;
+    }
+    cov_op_draw(s, layout, 7, o->before);
+    o->after[COV_OUT] = alloc_or_exit(o->t[COV_OUT].bytes);
+    memcpy(o->after[COV_OUT], o->before[COV_OUT], o->t[COV_OUT].bytes);
+}
+
+static void op_tensors_free(struct op_tensors *o)
+{
+    for (int i = 0; i < COV_TENSOR_COUNT; i++)
+        free(o->before[i]);
+    free(o->after[COV_OUT]);
+}
+
+static bool op_check_passes(const struct conv_shape *s, int layout, struct op_tensors *o)
+{
+    return cov_op_check(s, layout, o->before, o->after).pass;
+}
+
+static void op_check_can_fail(void)
+{
+    const struct conv_shape s = {.n = 2, .cin = 3, .cout = 2, .h = 7, .w = 6, .ksize = 3};
+    const size_t Q = cov_out_positions(&s);
+    struct op_tensors o;
+    op_tensors_draw(&o, &s, COV_FULL);
+    CHECK(!op_check_passes(&s, COV_FULL, &o)); /* nothing computed yet */
+    cov_op_slow(&s, o.after[COV_OUT], o.before[COV_GAMMA], o.before[COV_MU], o.before[COV_C]);
+    CHECK(op_check_passes(&s, COV_FULL, &o));
+    float *out = o.after[COV_OUT];
+    const size_t off_diagonal = cov_out_full_at(&s, 1, 0, 3, 1, 5);
+    out[off_diagonal] = 0.0f;
+    CHECK(!op_check_passes(&s, COV_FULL, &o));
+    out[off_diagonal] = poison();
+    CHECK(op_check_passes(&s, COV_FULL, &o));
+    /* Off by about one window term's share (1 / (Ci k^2) of the value). */
+    const size_t at = cov_out_full_at(&s, 1, 1, Q - 1, 1, 0);
+    out[at] *= 1.0f + 1.0f / (float)(s.cin * s.ksize * s.ksize);
+    CHECK(!op_check_passes(&s, COV_FULL, &o));
+    op_tensors_free(&o);
+
+    op_tensors_draw(&o, &s, COV_FACTORED);
+    float *sums = o.after[COV_OUT];
+    for (int b = 0; b < s.n; b++)
+        for (size_t q = 0; q < Q; q++)
+            for (size_t q2 = 0; q2 < Q; q2++)
+                sums[cov_out_factored_at(&s, b, q, q2)] += (float)cov_sum_at(
+                    &s, o.before[COV_MU], o.before[COV_GAMMA], b, q, q2, NULL);
+    CHECK(op_check_passes(&s, COV_FACTORED, &o));
+    const size_t last = cov_out_factored_at(&s, s.n - 1, Q - 1, Q - 1);
+    sums[last] = ((const float *)o.before[COV_OUT])[last]; /* left unwritten */
+    CHECK(!op_check_passes(&s, COV_FACTORED, &o));
+    op_tensors_free(&o);
+}
+
+/* The gamma cov_op_draw gives is a covariance: every diagonal block symmetric. */
+static void op_draw_symmetric(void)
+{
+    const struct conv_shape s = {.n = 2, .cin = 2, .cout = 3, .h = 5, .w = 4, .ksize = 3};
+    const size_t P = cov_in_positions(&s);
+    struct op_tensors o;
+    op_tensors_draw(&o, &s, COV_BLOCKS);
+    const float *gd = o.before[COV_GAMMA];
+    size_t asymmetric = 0;
+    for (int b = 0; b < s.n; b++)
+        for (int ci = 0; ci < s.cin; ci++)
+            for (size_t p = 0; p < P; p++)
+                for (size_t p2 = 0; p2 < P; p2++)
+                    asymmetric += gd[cov_gamma_diag_at(&s, b, ci, p, p2)] !=
+                                  gd[cov_gamma_diag_at(&s, b, ci, p2, p)];
+    CHECK(asymmetric == 0);
+    CHECK(gd[cov_gamma_diag_at(&s, 1, 1, 0, P - 1)] != gd[cov_gamma_diag_at(&s, 1, 1, 1, P - 1)]);
+    op_tensors_free(&o);
+}
+
 static const struct unit_case cases[] = {
     {"seed_toy_matches_op_slow", seed_toy_matches_op_slow},
     {"awkward_shapes_match_op_slow", awkward_shapes_match_op_slow},
@@ -359,6 +446,8 @@ static const struct unit_case cases[] = {
     {"box_order_symmetric", box_order_symmetric},
     {"rejects_shapes_without_output", rejects_shapes_without_output},
     {"preset_sizes", preset_sizes},
+    {"op_check_can_fail", op_check_can_fail},
+    {"op_draw_symmetric", op_draw_symmetric},
 };
 
 UNIT_MAIN(cases)

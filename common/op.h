@@ -1,0 +1,93 @@
+/* An op: a problem other than the batched NCHW convolution of lessons 01-09, declared by
+ * its lesson (lesson 10's covariance). The harness does for an op what it does for the
+ * convolution: flags and presets, inputs drawn from the seed into every rotated buffer
+ * set, one checked run into poisoned memory, timing, the roofline, the table and the CSV.
+ *
+ * The op's shape is a struct conv_shape, read as the lesson's page says (the CSV's
+ * n, cin, cout, h, w, ksize columns). Its data is a list of tensors whose number, sizes
+ * and meaning depend on the layout a variant declares: the op draws them on the host,
+ * the harness copies them to the device, and the op checks the result against its own
+ * float64 gold. */
+#ifndef OP_H
+#define OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "conv_problem.h"
+#include "verify.h"
+
+#define OP_MAX_TENSORS 6
+
+/* An op's layouts are its own: an index into op.layout_names. */
+struct op_tensor {
+    const char *name;
+    size_t bytes;
+    bool written; /* the op writes it (in place: it is read too); the others are inputs */
+};
+
+/* What a variant's run gets. tensor[i] is op.tensors()'s i-th tensor of the variant's
+ * layout: device pointers for GPU variants, host pointers for CPU ones. */
+struct op_args {
+    struct conv_shape shape;
+    void *tensor[OP_MAX_TENSORS];
+    void *scratch; /* scratch_bytes() the harness owns; NULL when none */
+    cudaStream_t stream;
+};
+
+struct op_variant {
+    const char *name; /* short, for --variant and the CSV */
+    const char *what; /* one line for --help */
+    int layout;
+    bool cpu;      /* runs on the host (one thread, or every OpenMP thread when parallel) */
+    bool parallel;
+    /* NULL when the variant handles this shape, else why not (shown in the table). */
+    const char *(*unsupported)(const struct conv_shape *s);
+    /* Optional: working memory the harness allocates before setup and frees after
+     * teardown. setup and teardown are optional and untimed. */
+    size_t (*scratch_bytes)(const struct conv_shape *s);
+    void (*setup)(const struct op_args *a);
+    void (*teardown)(const struct op_args *a);
+    /* GPU: enqueue on a->stream and check the launch. CPU: compute before returning. */
+    void (*run)(const struct op_args *a);
+    /* Optional: FLOPs of this variant's algorithm when they differ from op.flops
+     * (a loop nest that recomputes what it could share). */
+    double (*flops)(const struct conv_shape *s);
+    /* Optional: minimum bytes when the variant needs fewer than its layout's (it uses a
+     * property every input of the op has, such as a symmetry). */
+    double (*min_bytes)(const struct conv_shape *s);
+    /* Above this many GFLOP (its own flops) the variant is skipped unless named with
+     * --variant; 0 means no limit. */
+    double max_gflop;
+};
+
+struct op {
+    /* How the shape flags read, for --help (e.g. "batch B, Ci -> Co channels, ..."). */
+    const char *shape_help;
+    const struct conv_preset *presets;
+    int preset_count;
+    const struct op_variant *variants;
+    int variant_count;
+    const char *const *layout_names;
+    int layout_count;
+    /* NULL when the op is defined for this shape, else one line saying why not. */
+    const char *(*shape_problem)(const struct conv_shape *s);
+    /* The tensors of one buffer set in a layout, in the order op_args.tensor holds them;
+     * returns how many (at most OP_MAX_TENSORS). */
+    int (*tensors)(const struct conv_shape *s, int layout, struct op_tensor *t);
+    /* Fills one buffer set's tensors on the host: inputs from the seed, written tensors
+     * with their value before the op (NaN wherever the op must not write). */
+    void (*draw)(const struct conv_shape *s, int layout, uint64_t seed, void *const *tensor);
+    /* Compares the written tensors after one run (after) with the float64 gold of the
+     * tensors as drawn (before). */
+    struct check_result (*check)(const struct conv_shape *s, int layout, void *const *before,
+                                 void *const *after);
+    /* Minimum traffic in bytes of one run in a layout, and its FLOPs. */
+    double (*min_bytes)(const struct conv_shape *s, int layout);
+    double (*flops)(const struct conv_shape *s, int layout);
+};
+
+#endif

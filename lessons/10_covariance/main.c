@@ -1,0 +1,114 @@
+/* Lesson 10: the weight-noise covariance of a conv layer's output (seed 001), from the
+ * seed's CPU loops and its one-thread-per-batch-element GPU port to a box filter that
+ * writes the rank-1 factor once. docs/10_covariance.md walks through it. */
+#include "covariance_op.h"
+#include "kernels.h"
+#include "lesson.h"
+
+/* The seed's loops are skipped above this many GFLOP unless named (--variant): on
+ * cov-16 one thread would take about a minute. */
+#define LOOPS_MAX_GFLOP 1.0
+/* seed_port's threads each run Q^2*Ci*k^2 dependent iterations of tens of cycles:
+ * above this many a run takes seconds. */
+#define SEED_PORT_MAX_ITERATIONS 2e6
+
+static struct cov_args cov_args_of(const struct op_args *a)
+{
+    struct cov_args c = {a->shape, a->tensor[COV_MU], a->tensor[COV_GAMMA], a->tensor[COV_C],
+                         a->tensor[COV_OUT], a->stream};
+    return c;
+}
+
+static void run_loops(const struct op_args *a)
+{
+    cov_op_slow(&a->shape, a->tensor[COV_OUT], a->tensor[COV_GAMMA], a->tensor[COV_MU],
+                a->tensor[COV_C]);
+}
+
+static void run_loops_openmp(const struct op_args *a)
+{
+    cov_op_slow_openmp(&a->shape, a->tensor[COV_OUT], a->tensor[COV_GAMMA], a->tensor[COV_MU],
+                       a->tensor[COV_C]);
+}
+
+/* The loops recompute the window sum for every c0: 4 FLOPs (two multiplies, two adds)
+ * per term, Co times over. */
+static double loops_flops(const struct conv_shape *s)
+{
+    const double q = (double)cov_out_positions(s);
+    return 4.0 * s->n * s->cout * q * q * s->cin * s->ksize * s->ksize;
+}
+
+static const char *seed_port_too_slow(const struct conv_shape *s)
+{
+    return covariance_seed_port_iterations(s) > SEED_PORT_MAX_ITERATIONS
+               ? "each of its B threads would run over 2 million serial iterations (seconds "
+                 "per run): cov-seed shows its cost"
+               : NULL;
+}
+
+#define GPU_RUN(fn)                                                                          \
+    static void run_##fn(const struct op_args *a)                                           \
+    {                                                                                        \
+        struct cov_args c = cov_args_of(a);                                                  \
+        covariance_##fn(&c);                                                                 \
+    }
+GPU_RUN(seed_port)
+GPU_RUN(thread_per_output)
+GPU_RUN(shared_box)
+GPU_RUN(factored)
+GPU_RUN(factored_symmetric)
+
+static double symmetric_min_bytes(const struct conv_shape *s)
+{
+    return cov_min_bytes(s, COV_FACTORED, true);
+}
+
+static const struct op_variant variants[] = {
+    {.name = "cpu_loops", .what = "the seed's op_slow in C, one thread (full 7-D layout)",
+     .layout = COV_FULL, .cpu = true, .run = run_loops, .flops = loops_flops,
+     .max_gflop = LOOPS_MAX_GFLOP},
+    {.name = "cpu_openmp", .what = "the same loops on every core (OpenMP)", .layout = COV_FULL,
+     .cpu = true, .parallel = true, .run = run_loops_openmp, .flops = loops_flops,
+     .max_gflop = LOOPS_MAX_GFLOP},
+    {.name = "seed_port", .what = "the seed's Numba kernel in CUDA C: a thread per batch element",
+     .layout = COV_FULL, .unsupported = seed_port_too_slow, .run = run_seed_port},
+    {.name = "thread_per_output", .what = "a thread per (b, q, q'), coalesced along q'",
+     .layout = COV_BLOCKS, .run = run_thread_per_output},
+    {.name = "shared_box", .what = "the window sum as a box filter on shared-memory tiles",
+     .layout = COV_BLOCKS, .run = run_shared_box},
+    {.name = "factored", .what = "S written once (rank 1 in c0) instead of Co blocks",
+     .layout = COV_FACTORED, .run = run_factored},
+    {.name = "factored_symmetric", .what = "half the lags, S(q,q') = S(q',q) written twice",
+     .layout = COV_FACTORED, .run = run_factored_symmetric, .min_bytes = symmetric_min_bytes},
+};
+
+static const struct op covariance = {
+    .shape_help = "--batch B, --cin Ci, --cout Co, --size HxW the input, --ksize k the window",
+    .presets = cov_presets,
+    .preset_count = COV_PRESET_COUNT,
+    .variants = variants,
+    .variant_count = (int)(sizeof variants / sizeof variants[0]),
+    .layout_names = cov_layout_names,
+    .layout_count = COV_LAYOUT_COUNT,
+    .shape_problem = cov_shape_problem,
+    .tensors = cov_op_tensors,
+    .draw = cov_op_draw,
+    .check = cov_op_check,
+    .min_bytes = cov_op_min_bytes,
+    .flops = cov_op_flops,
+};
+
+static const struct lesson lesson = {
+    .name = "10_covariance",
+    .title = "covariance propagation through a conv layer: a 7-D op at memory speed",
+    .target = TARGET_GPU,
+    .default_preset = "cov-32",
+    .min_compute_capability = 75,
+    .op = &covariance,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(&lesson, argc, argv);
+}
