@@ -91,13 +91,14 @@ static void buffers_create(const struct op_run *r, struct op_buffers *b, int lay
                   ? 1
                   : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
                                     r->session.gpu.free_bytes);
-    void *staged[OP_MAX_TENSORS];
+    /* Sets after the first are drawn into `staged`, uploaded, and forgotten. */
+    void *staged[OP_MAX_TENSORS] = {0};
+    for (int i = 0; b->sets > 1 && i < b->count; i++)
+        staged[i] = host_alloc(b->t[i].bytes, "a tensor of another buffer set");
     for (int set = 0; set < b->sets; set++) {
         if (set > 0)
             draw_set(r, b, set, staged);
         for (int i = 0; i < b->count; i++) {
-            if (set == 1)
-                staged[i] = host_alloc(b->t[i].bytes, "a tensor of another buffer set");
             b->set[set][i] = alloc_where(host, b->t[i].bytes, b->t[i].name);
             const void *from = set == 0 ? b->before[i] : staged[i];
             if (host)
@@ -107,9 +108,8 @@ static void buffers_create(const struct op_run *r, struct op_buffers *b, int lay
                                       cudaMemcpyHostToDevice));
         }
     }
-    if (b->sets > 1)
-        for (int i = 0; i < b->count; i++)
-            free(staged[i]);
+    for (int i = 0; i < b->count; i++)
+        free(staged[i]);
 }
 
 static void buffers_free(struct op_buffers *b)
