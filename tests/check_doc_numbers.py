@@ -4,8 +4,10 @@
     python3 tests/check_doc_numbers.py [--verbose] [--fix] [REPO_ROOT]
 
 Prints one line per number that does not match (file:line, what the page says, what the
-CSV has) and exits 1 if there is any, 0 otherwise; --verbose also lists every table and
-console block it read, with how many numbers. Standard library only.
+CSV has), and one per table or console block that looks like results but could not be
+read (below), and exits 1 if there is any, 0 otherwise; --verbose also lists every table
+and console block it read, with how many numbers, and every one marked as not from the
+CSV. Standard library only.
 
 --fix rewrites each mismatched number in place, in the form the page wrote it (same
 decimals or significant digits, same suffix: `x`, `×`, `%`, `ms`, `·10⁻⁷`), from the row
@@ -33,9 +35,16 @@ Markdown tables in docs/*.md and README.md, and the console output the pages quo
   (`01 `openmp``). A `lesson` column (`05`) does the same for a whole row. A variant of
   rows that belong to no numbered lesson (`pytorch`, `pytorch_tf32`) names those rows.
   Otherwise the lesson is the page's (docs/NN_*.md).
-* A problem is a preset name (`seed000`, `big5`, `unet-64x64`) or a filter size
+* A cuDNN column or row may name the format it is in, as dtype and/or layout words of
+  the CSV (`cuDNN fp16 NHWC`, `cuDNN TF32 NCHW`): only the rows of that format count.
+* A column `X vs FORMAT` (`` `mma_fp16` vs NCHW ``, `bnn-b16c256s28 vs fp32 NCHW`,
+  also `vs cuDNN fp32 NCHW`) is a ratio computed from the CSV: cuDNN's median ms at that
+  format (of the row's dtype, if it names none) over the row's median ms.
+* A problem is a preset name, any of the CSV's (`seed000`, `big5`, `unet-64x64`,
+  `bnn-b16c256s28`), standing as a word of the cell, or a filter size
   (`9`, `9×9`, `k=9`, `8192² k=9`): the `custom` row of that ksize, which must be unique
-  in the lesson. An empty problem cell repeats the row above.
+  in the lesson. An empty problem cell repeats the row above. In a header, the preset
+  name must stand alone (or before a metric or `vs FORMAT`).
 * A cell is a number in the column's metric (median ms when the header names none), or
   `T (R %)`: median ms and % of roofline, or `Nx`/`N×`: vs cuDNN, or `N %`: roofline,
   or PASS/FAIL. `**bold**` and `·10⁻⁷` exponents are understood; a cell with no number
@@ -49,9 +58,34 @@ Markdown tables in docs/*.md and README.md, and the console output the pages quo
   with another table header, or a row of one of the lesson's variants in another shape,
   is reported (the page quotes output the harness no longer prints).
 * The GPU is the one whose device name (`NVIDIA H200`) the table's section names last
-  before the table (the section starts at the last heading). A table in a section that
-  names no GPU of results/ is not checked, and a `note:` line says so: a measured table
-  must say where it was measured. A console block names its GPU on its header line.
+  before the table (the section starts at the last heading): a measured table must say
+  where it was measured. A console block names its GPU on its header line.
+
+No table is skipped in silence
+------------------------------
+A table looks like results when it has a number outside its first column and names a
+problem (a `preset`, `problem`, `layer` or `ksize` first column, or a preset name in its
+header or first column) together with a variant or a metric, or a variant (a `variant`
+column, or a variant or cuDNN in its header or first column) together with a metric.
+A console block looks like results when it has the harness's header line or table
+header. Each of these is reported, and fails the check, when:
+
+* not one of its numbers was matched to a CSV row (the table's layout is not one the
+  rules above read, or its section names no GPU of results/);
+* a row of a read table has numbers but its problem is no preset or filter size of the
+  CSV, or its variant none of the lesson's (the row would be passed over), or a console
+  row in the harness's layout names a variant without rows, or a console header names a
+  GPU without rows.
+
+A table or ``` block whose numbers are not rows of the CSV (predictions, ratios or sums
+derived from two rows, another machine, a log the CSV does not hold) says so, with why,
+on a line of its own above it (blank lines may come between):
+
+    <!-- not from bench.csv: predictions, written before the first run -->
+
+It is then not checked (--verbose lists it). A marker is itself an error when the table
+under it has numbers the rules above do match to the CSV (remove the marker: the table
+is checkable), when it says not why, or when no table or block follows it.
 
 A number matches when it equals the CSV value rounded to the decimals the page shows
 (or the significant digits, for `4.60e-08`). Where the CSV holds several rows for the
@@ -62,8 +96,12 @@ What it does not check
 ----------------------
 Numbers in prose, ranges (`32.2–37.0`), ratios between two rows (`tile_out` vs 02),
 quantities that are not in the CSV (registers, bytes per output, the sgemm log, the
-header line's copy bandwidth), and tables whose first header cell is none of the names
-above. Those are checked by reading; keep the ones that matter in a checkable table.
+header line's copy bandwidth), tables whose first header cell is none of the names above
+and that do not look like results, and marked tables. Those are checked by reading; keep
+the ones that matter in a checkable table.
+
+tests/test_check_doc_numbers.py runs this script on small pages and CSVs of its own and
+checks that each rule above reports what it should.
 """
 import csv
 import re
@@ -104,6 +142,23 @@ class Results:
         for rows in self.by_gpu.values():
             for r in rows:
                 self.variants.setdefault(r["lesson"], set()).add(r["variant"])
+        every = [r for rows in self.by_gpu.values() for r in rows]
+        # Every preset name of the CSV (`bnn-b16c256s28` as much as `big3`), and the words
+        # a format is written in (`fp16`, `NHWC`, `binary`, `bits`).
+        self.presets = {r["preset"] for r in every} - {"custom"}
+        self.dtypes = {r["dtype"].lower() for r in every if r["dtype"]}
+        self.layouts = {r.get("layout", "").lower() for r in every if r.get("layout")}
+
+    def parse_format(self, text):
+        """'fp32 NCHW' -> ('fp32', 'nchw'), 'NCHW' -> (None, 'nchw'); None when text is
+        empty or has a word that is neither a dtype nor a layout of the CSV."""
+        words = re.findall(r"[\w]+", clean(text).lower())
+        dtypes = [w for w in words if w in self.dtypes]
+        layouts = [w for w in words if w in self.layouts]
+        if not words or len(dtypes) > 1 or len(layouts) > 1 or \
+                len(dtypes) + len(layouts) != len(words):
+            return None
+        return (dtypes[0] if dtypes else None, layouts[0] if layouts else None)
 
     def lesson(self, number):
         for name in self.lessons:
@@ -112,10 +167,12 @@ class Results:
         return None
 
     def find(self, gpu, lesson, variant, problem, fmt=None):
-        """fmt, `DTYPE/LAYOUT` as the console prints it, keeps the rows of that format."""
+        """fmt, (dtype, layout) with None for either, keeps the rows of that format."""
+        dtype, layout = fmt or (None, None)
         rows = [r for r in self.by_gpu.get(gpu, [])
                 if r["lesson"] == lesson and r["variant"] == variant and
-                (fmt is None or f"{r['dtype']}/{r['layout']}" == fmt)]
+                (dtype is None or r["dtype"].lower() == dtype) and
+                (layout is None or r.get("layout", "").lower() == layout)]
         if problem.get("preset"):
             return [r for r in rows if r["preset"] == problem["preset"]]
         rows = [r for r in rows if r["preset"] == "custom" and
@@ -166,12 +223,24 @@ def clean(cell):
     return cell.replace("**", "").replace("`", "").strip()
 
 
-def parse_problem(text, known_presets):
-    """A problem cell or header: a preset name, or a ksize with an optional size."""
+def find_preset(text, known_presets):
+    """The longest preset name standing as a word of text (`bnn-b16c256s28`, `big3` in
+    `big3 (8192², 3×3)`), with the text around it; (None, text) when there is none."""
+    found = [(m, name) for name in known_presets
+             for m in [re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)] if m]
+    if not found:
+        return None, text
+    m, name = max(found, key=lambda f: len(f[1]))
+    return name, (text[:m.start()] + " " + text[m.end():]).strip()
+
+
+def parse_problem(text, known_presets, strict=False):
+    """A problem cell or header: a preset name, or a ksize with an optional size. Words
+    around a preset name are allowed (`big3 (8192², 3×3)`) unless strict (a header)."""
     text = clean(text)
-    for name in re.findall(r"[a-z]+[0-9]*(?:-[0-9]+x[0-9]+)?", text):
-        if name in known_presets:
-            return {"preset": name}
+    name, rest = find_preset(text, known_presets)
+    if name:
+        return {"preset": name} if not (strict and rest) else None
     m = re.fullmatch(r"(?:(\d+)(?:²|x(\d+)) )?(?:k=)?(\d+)(?:×\3)?(?: \((\d+)²\))?", text)
     if not m:
         return None
@@ -182,6 +251,17 @@ def parse_problem(text, known_presets):
     return problem
 
 
+# A line of its own above a table or a ``` block (blank lines between are allowed) that
+# says the numbers under it are not rows of results/*/bench.csv, and why: predictions,
+# numbers derived from two rows, another machine, a log the CSV does not hold.
+MARKER = re.compile(r"\s*<!--\s*not from bench\.csv\b:?(.*?)-->\s*$")
+MARKER_HOWTO = "<!-- not from bench.csv: WHY -->"
+
+
+def has_number(cell):
+    return re.search(r"\d", clean(cell)) is not None
+
+
 class Page:
     def __init__(self, path, results, report):
         self.path = path
@@ -189,9 +269,8 @@ class Page:
         self.report = report
         number = re.match(r"(\d\d)_", path.name)
         self.lesson = results.lesson(number.group(1)) if number else None
-        self.presets = {r["preset"] for rows in results.by_gpu.values() for r in rows}
+        self.presets = results.presets
         self.checked = 0
-        self.notes = []
         self.tables = []
         self.fixes = []  # (line number, ("cell"|"word", index), [(shown, rewrite)])
 
@@ -225,28 +304,58 @@ class Page:
                 return other, word, text[len(word):].strip()
         return lesson, None, text
 
-    def header_column(self, text, row_key):
-        """What a column header names: (lesson named in it or None, variant, problem,
-        metric), or None when the column is not checked."""
-        text = clean(text)
-        if text.lower() in METRICS:
-            return None, None, None, METRICS[text.lower()]
-        metric = None
+    def row_format(self, rest):
+        """The format the words after a row's variant name (`cuDNN fp32 NCHW`), if they
+        are one; other words (`cuDNN (gemm)`) name no format."""
+        return self.results.parse_format(rest) if rest else None
+
+    @staticmethod
+    def split_metric(text):
+        """'`block32x8` roofline' -> ('`block32x8`', 'roofline_pct'); no metric: None."""
+        if clean(text).lower() in METRICS:
+            return "", METRICS[clean(text).lower()]
         for word in sorted(METRICS, key=len, reverse=True):
             if text.lower().endswith(" " + word):
-                metric = METRICS[word]
-                text = text[:-len(word) - 1].strip()
-                break
+                return text[:-len(word) - 1].strip(), METRICS[word]
+        return text, None
+
+    def header_column(self, text, row_key):
+        """What a column header names: (lesson named in it or None, variant, problem,
+        metric, format), or None when the column is not checked. The metric is a CSV
+        column, or ("ratio", dtype, layout) for `X vs fp32 NCHW`: cuDNN's median ms at
+        that format over X's (the dtype, when not named, is X's own)."""
+        text, metric = self.split_metric(clean(text))
+        if not text:
+            return None, None, None, metric, None
+        m = re.fullmatch(r"(.+?) vs (?:cudnn )?(.+)", text, re.IGNORECASE)
+        fmt = m and metric is None and self.results.parse_format(m.group(2))
+        if fmt:
+            metric, text = ("ratio",) + fmt, m.group(1)
         lesson, variant, rest = self.split_variant(text, None)
         if lesson is None:
             _, variant, rest = self.split_variant(text, self.lesson)
         if variant is not None:
-            return (lesson, variant, None, metric) if not rest else None
+            fmt = self.row_format(rest)
+            return (lesson, variant, None, metric, fmt) if not rest or fmt else None
         if row_key == "variant":
-            problem = parse_problem(text, self.presets)
+            problem = parse_problem(text, self.presets, strict=True)
             if problem:
-                return None, None, problem, metric
+                return None, None, problem, metric, None
         return None
+
+    def have_values(self, gpu, lesson, problem, rows, column):
+        """The values the CSV rows offer for a column; for a ratio column, cuDNN's median
+        ms at the format over each row's."""
+        if not isinstance(column, tuple):
+            return [float(r[column]) for r in rows if r[column] != ""]
+        _, dtype, layout = column
+        have = []
+        for r in rows:
+            fmt = (dtype or r["dtype"].lower(), layout)
+            for base in self.results.find(gpu, lesson, "cudnn", problem, fmt):
+                if float(r["median_ms"]) > 0:
+                    have.append(float(base["median_ms"]) / float(r["median_ms"]))
+        return have
 
     def check_cell(self, line_no, gpu, lesson, variant, problem, metric, cell, fmt=None):
         """Reports each number of the cell that does not match; returns (shown, rewrite)
@@ -274,6 +383,7 @@ class Page:
         if not values:
             return fixes
         where = f"{self.path.name}:{line_no}"
+        shape = "/".join(f or "*" for f in fmt) if fmt else ""
         try:
             rows = self.results.find(gpu, lesson, variant, problem, fmt)
         except LookupError as e:
@@ -281,7 +391,7 @@ class Page:
             return fixes
         if not rows:
             self.report(f"{where}: no row in results for {lesson} {variant} {problem}"
-                        f"{' ' + fmt if fmt else ''} ({gpu})")
+                        f"{' ' + shape if shape else ''} ({gpu})")
             return fixes
         for column, shown in values.items():
             if column == "status":
@@ -289,36 +399,85 @@ class Page:
                 have = rows[0]["status"]
             else:
                 value, tolerance = parse_number(shown)
-                have = [float(r[column]) for r in rows if r[column] != ""]
+                have = self.have_values(gpu, lesson, problem, rows, column)
                 ok = any(abs(value - h) <= tolerance for h in have)
+                nearest = min(have, key=lambda h: abs(h - value), default=None)
                 have = ", ".join(f"{h:g}" for h in have) or "empty"
             self.checked += 1
             if not ok:
                 name = problem.get("preset") or f"ksize {problem['ksize']}"
-                self.report(f"{where}: {lesson} {variant} {name} {column}: page says "
-                            f"{shown}, results have {have}")
+                label = column if not isinstance(column, tuple) else \
+                    "cuDNN " + "/".join(f or "*" for f in column[1:]) + " ms ÷ its ms"
+                self.report(f"{where}: {lesson} {variant}{' ' + shape if shape else ''} "
+                            f"{name} {label}: page says {shown}, results have {have}")
                 if column != "status":
-                    nearest = min((float(r[column]) for r in rows if r[column] != ""),
-                                  key=lambda h: abs(h - value), default=None)
                     new = None if nearest is None else format_like(shown, nearest)
                     if new is not None:
                         fixes.append((shown, new))
         return fixes
 
-    def check_table(self, lines, start, rows):
+    def looks_like_results(self, header, body):
+        """Whether a table looks like measured results: it has numbers, and names a
+        problem (a preset name, or a problem column) and a variant or a metric, or a
+        variant and a metric."""
+        key = re.sub(r"\s*\(.*\)$", "", clean(header[0]).lower())
+        names = [clean(c) for c in header] + [clean(cells[0]) for _, cells in body if cells]
+        problem = key in ROW_KEYS[:-1] or \
+            any(find_preset(text, self.presets)[0] for text in names)
+        variant = key == "variant" or any(clean(h).lower() == "variant" for h in header) or \
+            any(text and self.split_variant(text, self.lesson)[1] for text in names)
+        metric = any(self.split_metric(clean(h))[1] for h in header[1:])
+        numbers = any(has_number(c) for _, cells in body for c in cells[1:])
+        return numbers and ((problem and (variant or metric)) or (variant and metric))
+
+    def dry_run(self, check, *args):
+        """How many numbers check(*args) matches to the CSV, reporting and fixing
+        nothing."""
+        saved = self.checked, self.report, list(self.fixes), list(self.tables)
+        self.report = lambda line: None
+        try:
+            check(*args)
+            return self.checked - saved[0]
+        finally:
+            self.checked, self.report, self.fixes, self.tables = saved
+
+    def check_table(self, lines, start, rows, marker=None):
+        where = f"{self.path.name}:{start + 1}"
+        if marker is not None:
+            checked = self.dry_run(self.read_table, lines, start, rows)
+            if checked:
+                self.report(f"{where}: table marked not from bench.csv ({marker}), but "
+                            f"{checked} of its numbers are read from results/*/bench.csv: "
+                            "remove the marker")
+            self.tables.append(f"skipped {where}: marked not from bench.csv: {marker}")
+            return
+        looks = self.looks_like_results(rows[0][1], rows[2:])
+        if looks and self.gpu_at(lines, start) is None:
+            self.report(f"{where}: table looks like measured results, but its section names "
+                        f"no GPU of results/ ({', '.join(self.results.by_gpu)}): name the GPU "
+                        f"it was measured on, or mark it {MARKER_HOWTO} on the line above")
+            return
+        checked = self.read_table(lines, start, rows)
+        if looks and not checked:
+            self.report(f"{where}: table looks like measured results (a preset, variant or "
+                        "metric, and numbers), but none of its numbers was matched to "
+                        "results/*/bench.csv: write it so that it can be read (see the top "
+                        f"of {Path(__file__).name}), or mark it {MARKER_HOWTO} on the line "
+                        "above")
+
+    def read_table(self, lines, start, rows):
+        """Checks the table's cells; returns how many numbers, None if it is not read."""
         header = rows[0][1]
         key = re.sub(r"\s*\(.*\)$", "", clean(header[0]).lower())
         if key not in ROW_KEYS:
-            return
+            return None
         row_key = "variant" if key == "variant" else "problem"
         columns = {i: self.header_column(h, row_key) for i, h in enumerate(header) if i}
         if not any(columns.values()):
-            return
+            return None
         gpu = self.gpu_at(lines, start)
         if gpu is None:
-            self.notes.append(f"{self.path.name}:{start + 1}: table not checked: its section "
-                              "names no GPU of results/")
-            return
+            return None
         variant_col = next((i for i, h in enumerate(header)
                             if i and clean(h).lower() == "variant"), None)
         lesson_col = next((i for i, h in enumerate(header) if clean(h).lower() == "lesson"),
@@ -329,30 +488,70 @@ class Page:
             lesson = self.lesson
             if lesson_col is not None:
                 lesson = self.results.lesson(clean(cells[lesson_col])[:2]) or lesson
+            row_fmt = None
             if row_key == "problem":
                 if clean(cells[0]):
                     problem = parse_problem(cells[0], self.presets)
                 row_variant = None
                 if variant_col is not None:
-                    lesson, row_variant, _ = self.split_variant(cells[variant_col], lesson)
+                    lesson, row_variant, rest = self.split_variant(cells[variant_col], lesson)
+                    row_fmt = self.row_format(rest)
             else:
-                lesson, row_variant, _ = self.split_variant(cells[0], lesson)
+                lesson, row_variant, rest = self.split_variant(cells[0], lesson)
+                row_fmt = self.row_format(rest)
+            unmatched = []
             for i, column in columns.items():
                 if column is None or i >= len(cells) or i == variant_col:
                     continue
-                col_lesson, col_variant, col_problem, metric = column
+                col_lesson, col_variant, col_problem, metric, col_fmt = column
                 variant = col_variant or row_variant
                 the_problem = col_problem or problem
                 if variant is None or the_problem is None:
+                    if has_number(cells[i]):
+                        unmatched.append(clean(header[i]))
                     continue
+                fmt = None
+                if col_fmt or row_fmt:
+                    fmt = tuple(c or r for c, r in zip(col_fmt or (None, None),
+                                                       row_fmt or (None, None)))
                 fixes = self.check_cell(line_no, gpu, col_lesson or lesson, variant,
-                                        the_problem, metric, cells[i])
+                                        the_problem, metric, cells[i], fmt)
                 if fixes:
                     self.fixes.append((line_no, ("cell", i), fixes))
-        self.tables.append(f"{self.path.name}:{start + 1}: {self.checked - before} numbers "
+            if unmatched:
+                what = (f"problem {clean(cells[0])!r} is no preset of results/ nor a filter "
+                        "size" if row_key == "problem" and problem is None else
+                        f"variant {clean(cells[variant_col if row_key == 'problem' else 0])!r}"
+                        f" is none of {lesson}'s")
+                self.report(f"{self.path.name}:{line_no}: row not matched to results ({what}): "
+                            f"its numbers under {', '.join(unmatched)} are not checked")
+        self.tables.append(f"checked {self.path.name}:{start + 1}: {self.checked - before} numbers "
                            f"({gpu})")
+        return self.checked - before
 
-    def check_console(self, lines, block):
+    def check_console(self, lines, block, marker=None):
+        if not block:
+            return
+        where = f"{self.path.name}:{block[0][0]}"
+        if marker is not None:
+            checked = self.dry_run(self.read_console, block)
+            if checked:
+                self.report(f"{where}: console block marked not from bench.csv ({marker}), "
+                            f"but {checked} of its numbers are read from results/*/bench.csv:"
+                            " remove the marker")
+            self.tables.append(f"skipped {where}: marked not from bench.csv: {marker}")
+            return
+        looks = any(re.match(r"lesson \d\d_\w+ \|", line) or
+                    (line.split()[:1] == ["variant"] and "median ms" in line)
+                    for _, line in block)
+        if not self.read_console(block) and looks:
+            self.report(f"{where}: console block looks like the harness's output, but none "
+                        "of its numbers was matched to results/*/bench.csv (it needs the "
+                        "`lesson NN_name | GPU` line, a `problem NAME:` line and the table "
+                        f"under it), or mark it {MARKER_HOWTO} on the line above")
+
+    def read_console(self, block):
+        """Checks a console block; returns how many numbers."""
         lesson = gpu = problem = None
         header = False  # the table header line of the harness's layout was seen
         before = self.checked
@@ -362,6 +561,9 @@ class Page:
             if m:
                 lesson = m.group(1)
                 gpu = next((g for g in self.results.by_gpu if f"| {g} |" in line), None)
+                if gpu is None:
+                    self.report(f"{where}: console header names no GPU of results/ "
+                                f"({', '.join(self.results.by_gpu)}): {line.strip()!r}")
                 header = False
                 continue
             m = re.match(r"problem (\S+): .* (\d+)x(\d+) ksize=(\d+)", line)
@@ -380,7 +582,13 @@ class Page:
                     self.report(f"{where}: console table header is not the harness's "
                                 f"({CONSOLE_HEADER!r}): {' '.join(cells)!r}")
                 continue
-            if not cells or cells[0] not in self.results.variants.get(lesson, ()):
+            if not cells:
+                continue
+            if cells[0] not in self.results.variants.get(lesson, ()):
+                if header and len(cells) == len(CONSOLE_COLUMNS) and \
+                        re.fullmatch(r"\w+/\w+", cells[1]):
+                    self.report(f"{where}: console row of a variant that {lesson} has no "
+                                f"row of in results/: {line.strip()!r}")
                 continue
             if cells[1:2] == ["skipped:"]:
                 continue
@@ -389,8 +597,9 @@ class Page:
                 self.report(f"{where}: console row not in the harness's layout (under its "
                             f"table header, {len(CONSOLE_COLUMNS)} words): {line.strip()!r}")
                 continue
+            fmt = tuple(cells[1].lower().split("/"))
             try:
-                rows = self.results.find(gpu, lesson, cells[0], problem, cells[1])
+                rows = self.results.find(gpu, lesson, cells[0], problem, fmt)
             except LookupError:
                 rows = None  # check_cell reports it
             if rows == []:
@@ -401,12 +610,13 @@ class Page:
                 if column is None:
                     continue
                 fixes = self.check_cell(line_no, gpu, lesson, cells[0], problem, column,
-                                        shown, fmt=cells[1])
+                                        shown, fmt=fmt)
                 if fixes:
                     self.fixes.append((line_no, ("word", i), fixes))
         if self.checked > before:
-            self.tables.append(f"{self.path.name}:{block[0][0]}: {self.checked - before} "
+            self.tables.append(f"checked {self.path.name}:{block[0][0]}: {self.checked - before} "
                                f"numbers ({gpu}, console output)")
+        return self.checked - before
 
     def fix(self):
         """Rewrites the numbers check() found wrong; returns a line per rewrite."""
@@ -445,21 +655,48 @@ class Page:
     def check(self):
         lines = self.path.read_text().splitlines()
         table, block, in_code = [], [], False
+        marker = None  # (line number, why) of a marker waiting for its table or block
+        above = None  # the marker of the table or block being read
+
+        def unused(marker):
+            self.report(f"{self.path.name}:{marker[0]}: marker {MARKER_HOWTO!r} is not "
+                        "right above a table or a ``` block (blank lines may come between)")
+
         for number, line in enumerate(lines + [""], start=1):
             if line.startswith("```"):
                 if in_code:
-                    self.check_console(lines, block)
+                    self.check_console(lines, block, above)
+                else:
+                    above, marker = marker and marker[1], None
                 in_code, block = not in_code, []
                 continue
             if in_code:
                 block.append((number, line))
                 continue
             if line.startswith("|"):
+                if not table:
+                    above, marker = marker and marker[1], None
                 table.append((number, [c.strip() for c in line.strip().strip("|").split("|")]))
                 continue
             if len(table) > 2:
-                self.check_table(lines, table[0][0] - 1, table)
-            table = []
+                self.check_table(lines, table[0][0] - 1, table, above)
+            elif table and above is not None:
+                unused((table[0][0] - 1, above))
+            table, above = [], None
+            m = MARKER.match(line)
+            if m:
+                if marker:
+                    unused(marker)
+                marker = (number, m.group(1).strip())
+                if not marker[1]:
+                    self.report(f"{self.path.name}:{number}: marker says not why: write "
+                                f"{MARKER_HOWTO}")
+                continue
+            if line.strip() and marker:
+                unused(marker)
+                marker = None
+        if marker:
+            unused(marker)
 
 
 def main():
@@ -474,15 +711,14 @@ def main():
     problems = []
     fixed = []
     total = 0
-    for path in sorted(root.glob("docs/*.md")) + [root / "README.md"]:
+    pages = sorted(root.glob("docs/*.md")) + sorted(root.glob("README.md"))
+    for path in pages:
         page = Page(path, results, problems.append)
         page.check()
         total += page.checked
-        for note in page.notes:
-            print("note: " + note)
         if verbose:
             for table in page.tables:
-                print("checked " + table)
+                print(table)
         if fix:
             fixed.extend(page.fix())
     if fix:

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Tests tests/check_doc_numbers.py on a page and a CSV of its own: a page whose every
+number matches passes, and each change below, one at a time, makes it fail with the
+line it must print (or pass, where the change is allowed).
+
+    python3 tests/test_check_doc_numbers.py [CHECK_DOC_NUMBERS_PY]
+
+Standard library only. The rows are lesson 09's on bnn-b16c256s28 from
+results/h200/bench.csv (0666ab8), the presets the check once passed over because their
+names have letters after digits.
+"""
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().with_name("check_doc_numbers.py")
+
+CSV = """\
+lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,gbps,gflops,roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,commit,date,layout,params
+09_binary,cudnn,bnn-b16c256s28,NVIDIA H200,16,256,256,28,28,3,fp32,0.144016,0.142912,194.77,102749.03,153.57,0.144016,1.0000,3.440e-06,6.076e-04,PASS,0666ab8,2026-11-22T20:46:03Z,nchw,algo=winograd_nonfused
+09_binary,cudnn,bnn-b16c256s28,NVIDIA H200,16,256,256,28,28,3,fp16,0.052384,0.049536,267.75,282481.38,26.39,0.052384,1.0000,2.104e-04,1.562e-02,PASS,0666ab8,2026-11-22T20:46:06Z,nhwc,algo=implicit_precomp_gemm
+09_binary,bmma_and,bnn-b16c256s28,NVIDIA H200,16,256,256,28,28,3,binary,0.052544,0.051168,253.52,281621.21,6.08,0.052384,0.9970,2.565e-08,3.815e-06,PASS,0666ab8,2026-11-22T20:46:07Z,bits,
+"""
+
+PAGE = """\
+# Lesson 09
+
+| preset | batch | C → K | image | GOP (2 per product) |
+|---|---|---|---|---|
+| `bnn-b16c256s28` | 16 | 256 → 256 | 28² | 14.8 |
+
+## Results (NVIDIA H200)
+
+```
+lesson 09_binary | NVIDIA H200 | cc 9.0 | 132 SMs | L2 63 MB | copy 4169 GB/s
+problem bnn-b16c256s28: n=16 cin=256 cout=256 28x28 ksize=3 bias | 0.028 GB min traffic at fp32, 14.798 GFLOP | seed 1
+variant              format       median ms     min ms     GB/s   GFLOP/s  roofline of       vs cuDNN   rel err   max abs  check
+cudnn                fp32/nchw       0.1440     0.1429    194.8  102749.0    153.6% fp32        1.00x  3.44e-06  6.08e-04  PASS
+cudnn                fp16/nhwc       0.0524     0.0495    267.7  282481.4     26.4% fp16-tc     1.00x  2.10e-04  1.56e-02  PASS
+bmma_and             binary/bits     0.0525     0.0512    253.5  281621.2      6.1% memory      1.00x  2.57e-08  3.81e-06  PASS
+```
+
+| variant | input | bnn-b16c256s28 | bnn-b16c256s28 vs fp32 NCHW |
+|---|---|---|---|
+| cuDNN fp32 NCHW | fp32 | 0.1440 | |
+| cuDNN fp16 NHWC | fp16 | 0.0524 | |
+| `bmma_and` | bits | 0.0525 | 2.74× |
+
+| preset | variant | median ms | vs cuDNN | check |
+|---|---|---|---|---|
+| bnn-b16c256s28 | `bmma_and` | 0.0525 | 1.00x | PASS |
+
+Prose after the tables.
+"""
+
+# Numbers the page above has checked: 27 in the console block (3 rows of 9), 4 in the
+# variant table (one of them the ratio), 3 in the preset table.
+CHECKED = 34
+
+UNREAD = "table looks like measured results"
+MARKER = "<!-- not from bench.csv: derived from two rows -->"
+
+
+class CheckDocNumbers(unittest.TestCase):
+    def run_check(self, page, *flags):
+        with tempfile.TemporaryDirectory() as root:
+            (Path(root) / "results" / "h200").mkdir(parents=True)
+            (Path(root) / "results" / "h200" / "bench.csv").write_text(CSV)
+            (Path(root) / "docs").mkdir()
+            doc = Path(root) / "docs" / "09_binary.md"
+            doc.write_text(page)
+            done = subprocess.run([sys.executable, str(SCRIPT), *flags, root],
+                                  capture_output=True, text=True)
+            return done.returncode, done.stdout + done.stderr, doc.read_text()
+
+    def changed(self, old, new):
+        self.assertEqual(PAGE.count(old), 1, old)
+        return PAGE.replace(old, new)
+
+    def assert_fails(self, old, new, *messages):
+        """The page with old changed to new fails, printing each of messages."""
+        rc, out, _ = self.run_check(self.changed(old, new))
+        self.assertEqual(rc, 1, out)
+        for message in messages:
+            self.assertIn(message, out)
+
+    def test_page_passes(self):
+        rc, out, _ = self.run_check(PAGE, "--verbose")
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"{CHECKED} numbers checked", out)
+        self.assertIn("0 mismatches", out)
+
+    # The bnn presets are read like any other, in tables and in console output.
+    def test_wrong_number_of_a_bnn_preset(self):
+        self.assert_fails("| `bmma_and` | 0.0525 | 1.00x", "| `bmma_and` | 0.0552 | 1.00x",
+                          "bmma_and bnn-b16c256s28 median_ms: page says 0.0552, "
+                          "results have 0.052544")
+
+    def test_wrong_number_in_a_bnn_preset_column(self):
+        self.assert_fails("| bits | 0.0525 |", "| bits | 0.0255 |", "page says 0.0255")
+
+    def test_wrong_console_number_of_a_bnn_preset(self):
+        self.assert_fails("0.0512    253.5", "0.0521    253.5", "min_ms: page says 0.0521")
+
+    # A cuDNN row or column that names its format is compared with that format's row only.
+    def test_cudnn_format_is_kept_apart(self):
+        self.assert_fails("| cuDNN fp32 NCHW | fp32 | 0.1440 |",
+                          "| cuDNN fp32 NCHW | fp32 | 0.0524 |",
+                          "cudnn fp32/nchw bnn-b16c256s28 median_ms: page says 0.0524")
+
+    def test_wrong_ratio(self):
+        self.assert_fails("2.74×", "2.47×", "page says 2.47×")
+
+    def test_fix_rewrites_a_bnn_number(self):
+        rc, out, fixed = self.run_check(self.changed("| `bmma_and` | 0.0525 | 1.00x",
+                                                     "| `bmma_and` | 0.0552 | 1.00x"), "--fix")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(fixed, PAGE)
+
+    # A table or block that looks like results but is not read fails, unless marked.
+    def test_unread_table_fails(self):
+        self.assert_fails("| variant | input |", "| kernel | input |", UNREAD)
+
+    def test_unread_table_marked_passes(self):
+        page = self.changed("| variant | input |", f"{MARKER}\n\n| kernel | input |")
+        rc, out, _ = self.run_check(page, "--verbose")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("skipped 09_binary.md:", out)
+        self.assertIn(f"{CHECKED - 4} numbers checked", out)
+
+    def test_table_without_gpu_fails(self):
+        self.assert_fails("| variant | input |", "## Another GPU\n\n| variant | input |",
+                          "09_binary.md:20: table looks like measured results, but its "
+                          "section names no GPU of results/")
+
+    def test_row_of_unknown_preset_fails(self):
+        self.assert_fails("| bnn-b16c256s28 | `bmma_and` |", "| bnn-b16c256s29 | `bmma_and` |",
+                          "row not matched to results (problem 'bnn-b16c256s29'")
+
+    def test_row_of_unknown_variant_fails(self):
+        self.assert_fails("| `bmma_and` | bits |", "| `bmma_or` | bits |",
+                          "row not matched to results (variant 'bmma_or'")
+
+    def test_console_of_unknown_gpu_fails(self):
+        self.assert_fails("lesson 09_binary | NVIDIA H200 |", "lesson 09_binary | NVIDIA H100 |",
+                          "console header names no GPU of results/",
+                          "console block looks like the harness's output")
+
+    def test_console_row_of_unknown_variant_fails(self):
+        self.assert_fails("bmma_and             binary", "bmma_or              binary",
+                          "console row of a variant")
+
+    # Markers: only above a table or block the rules cannot read, and with a reason.
+    def test_marker_on_a_checkable_table_fails(self):
+        self.assert_fails("| preset | variant |", f"{MARKER}\n| preset | variant |",
+                          "3 of its numbers are read from results/*/bench.csv: "
+                          "remove the marker")
+
+    def test_marker_without_reason_fails(self):
+        self.assert_fails("| variant | input |",
+                          "<!-- not from bench.csv -->\n| kernel | input |",
+                          "marker says not why")
+
+    def test_marker_quoted_in_prose_is_no_marker(self):
+        page = self.changed("Prose after the tables.",
+                            f"Prose naming `{MARKER}` after the tables.")
+        rc, out, _ = self.run_check(page)
+        self.assertEqual(rc, 0, out)
+        self.assert_fails("| variant | input |",
+                          f"Prose naming `{MARKER}`.\n\n| kernel | input |", UNREAD)
+
+    def test_marker_above_prose_fails(self):
+        self.assert_fails("Prose after the tables.", f"{MARKER}\nProse after the tables.",
+                          "is not right above a table")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1].endswith(".py"):
+        SCRIPT = Path(sys.argv.pop(1)).resolve()
+    unittest.main(verbosity=2)
