@@ -5,12 +5,12 @@
 #include <stdint.h>
 
 const struct conv_preset cov_presets[COV_PRESET_COUNT] = {
-    {"cov-seed", "the seed's toy covariance: batch 2, 3 -> 3 channels, 9x9, 3x3 window",
+    {"cov-toy", "the seed's toy covariance: batch 2, 3 -> 3 channels, 9x9, 3x3 window",
      {.n = 2, .cin = 3, .cout = 3, .h = 9, .w = 9, .ksize = 3}},
-    {"cov-32", "covariance, batch 4, 16 -> 16 channels, 32x32, 3x3 (full layout 7.6 GB)",
-     {.n = 4, .cin = 16, .cout = 16, .h = 32, .w = 32, .ksize = 3}},
-    {"cov-16", "covariance, batch 4, 64 -> 64 channels, 16x16, 3x3 (full layout 6.8 GB)",
-     {.n = 4, .cin = 64, .cout = 64, .h = 16, .w = 16, .ksize = 3}},
+    {"cov-b8c16s16", "covariance, batch 8, 16 -> 16 channels, 16x16, 3x3 (full layout 0.85 GB)",
+     {.n = 8, .cin = 16, .cout = 16, .h = 16, .w = 16, .ksize = 3}},
+    {"cov-b4c32s18", "covariance, batch 4, 32 -> 32 channels, 18x18, 3x3 (full layout 2.8 GB)",
+     {.n = 4, .cin = 32, .cout = 32, .h = 18, .w = 18, .ksize = 3}},
 };
 
 size_t cov_mu_count(const struct conv_shape *s)

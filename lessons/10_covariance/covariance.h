@@ -41,10 +41,10 @@ extern "C" {
 /* The output layouts above; gamma is full with COV_FULL and diagonal otherwise. */
 enum cov_layout { COV_FULL, COV_BLOCKS, COV_FACTORED };
 
-/* Proposed presets (the harness owns the table): name, shape, and why.
- *   cov-seed  B=2  Ci=3  Co=3  9x9   k=3  the seed's toy example
- *   cov-32    B=4  Ci=16 Co=16 32x32 k=3  full layout 7.6 GB, compact 475 MB
- *   cov-16    B=4  Ci=64 Co=64 16x16 k=3  full layout 6.8 GB, compact 106 MB */
+/* The lesson's presets:
+ *   cov-toy       B=2 Ci=3  Co=3  9x9   k=3  the seed's toy example
+ *   cov-b8c16s16  B=8 Ci=16 Co=16 16x16 k=3  full layout 0.85 GB, compact 53 MB
+ *   cov-b4c32s18  B=4 Ci=32 Co=32 18x18 k=3  full layout 2.8 GB, compact 87 MB */
 #define COV_PRESET_COUNT 3
 extern const struct conv_preset cov_presets[COV_PRESET_COUNT];
 

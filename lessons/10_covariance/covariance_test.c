@@ -327,7 +327,7 @@ static void rejects_shapes_without_output(void)
     CHECK(cov_shape_problem(&no_window) != NULL);
 }
 
-/* The proposed presets: the full 7-D tensors stay under 2^31 elements and 20 GB, the
+/* The presets: the full 7-D tensors stay under 2^31 elements and 20 GB, the
  * compact ones in the tens to hundreds of MB; the byte formulas on the toy by hand. */
 static void preset_sizes(void)
 {

@@ -18,6 +18,7 @@ struct cov_args {
     const float *gamma;      /* full 7-D or diagonal blocks, as the variant says */
     const float *c;          /* Co (not read by the factored variants) */
     float *out;              /* full 7-D, blocks or factored, as the variant says */
+    void *scratch;           /* the variant's working memory (the harness owns it), or NULL */
     cudaStream_t stream;
 };
 
@@ -46,6 +47,13 @@ void covariance_shared_box(const struct cov_args *a);
  * (cov_symmetrize_gamma). */
 void covariance_factored(const struct cov_args *a);
 void covariance_factored_symmetric(const struct cov_args *a);
+
+/* channels_summed.cu: the channel sum first (G = sum_ci of gamma's blocks and the mu
+ * products, B x P x P floats in a->scratch, covariance_channels_summed_scratch bytes),
+ * then a k x k box sum of G per output, added into `layout`: COV_FULL (the seed's 7-D
+ * tensors, gamma full too), COV_BLOCKS or COV_FACTORED (gamma diagonal). */
+size_t covariance_channels_summed_scratch(const struct conv_shape *s);
+void covariance_channels_summed(const struct cov_args *a, enum cov_layout layout);
 
 #ifdef __cplusplus
 }
