@@ -5,9 +5,9 @@
 #           checking), racecheck and synccheck on every GPU lesson at small sizes
 #   bench   the full benchmark sweep (scripts/bench.sh --full); LESSONS="0[1-4]_*"
 #           limits it to some lessons, for machines that cap one command's time
-#   extras  PyTorch's rows (scripts/pytorch_rows.py), the cross-lesson agreement of
-#           the cuDNN rows (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates,
-#           the plots
+#   extras  PyTorch's rows (scripts/pytorch_rows.py, and scripts/pytorch_covariance.py
+#           for lesson 10), the cross-lesson agreement of the cuDNN rows
+#           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, the plots
 # No stage: all three, starting the sweep's CSV afresh. Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
 # build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
@@ -60,6 +60,9 @@ for stage in "${stages[@]}"; do
         step pytorch python3 "$root/scripts/pytorch_rows.py" --csv "$csv" \
             --lesson-bin "$root/build/bin/07_multichannel" --presets seed000 big3 big5 big7 $unet
         cat "$out/pytorch.log" >>"$summary"
+        step pytorch_covariance python3 "$root/scripts/pytorch_covariance.py" --csv "$csv" \
+            --lesson-bin "$root/build/bin/10_covariance" --presets cov-toy cov-b8c16s16 cov-b4c32s18
+        cat "$out/pytorch_covariance.log" >>"$summary"
         step cudnn_spread "$py" "$root/scripts/cudnn_spread.py" "$csv"
         cat "$out/cudnn_spread.log" >>"$summary"
         step sgemm "$root/build/bin/sgemm_rate"
