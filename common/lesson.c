@@ -414,20 +414,22 @@ static void run_and_check(struct run *r, const struct variant_run *vr, const str
     check_into(r, row);
 }
 
+/* One CPU run of a variant on the host problem (host_time_runs' callback). */
+struct host_run {
+    const struct conv_variant *variant;
+    struct conv_args args;
+};
+
+static void run_host(void *context)
+{
+    const struct host_run *hr = context;
+    hr->variant->run(&hr->args);
+}
+
 static struct timing cpu_time(const struct run *r, const struct variant_run *vr)
 {
-    struct conv_args a = host_args(r, vr->scratch);
-    double *samples = host_alloc((size_t)r->opts.reps * sizeof *samples, "the timings");
-    for (int i = 0; i < r->opts.warmup; i++)
-        vr->variant->run(&a);
-    for (int i = 0; i < r->opts.reps; i++) {
-        double t0 = host_now_ms();
-        vr->variant->run(&a);
-        samples[i] = host_now_ms() - t0;
-    }
-    struct timing t = timing_from_samples(samples, r->opts.reps);
-    free(samples);
-    return t;
+    struct host_run hr = {vr->variant, host_args(r, vr->scratch)};
+    return host_time_runs(run_host, &hr, r->opts.warmup, r->opts.reps);
 }
 
 /* setup, run and check, time (bench mode), teardown; the harness owns the scratch. */

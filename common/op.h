@@ -71,8 +71,7 @@ struct op {
     int preset_count;
     const struct op_variant *variants;
     int variant_count;
-    const char *const *layout_names;
-    int layout_count;
+    const char *const *layout_names; /* indexed by op_variant.layout */
     /* NULL when the op is defined for this shape, else one line saying why not. */
     const char *(*shape_problem)(const struct conv_shape *s);
     /* The tensors of one buffer set in a layout, in the order op_args.tensor holds them;

@@ -175,19 +175,9 @@ static void run_once(const struct variant_run *vr, struct op_buffers *b)
     }
 }
 
-static struct timing cpu_time(const struct variant_run *vr, int warmup, int reps)
+static void run_on_host(void *context)
 {
-    double *samples = host_alloc((size_t)reps * sizeof *samples, "the timings");
-    for (int i = 0; i < warmup; i++)
-        enqueue_variant((void *)vr, 0);
-    for (int i = 0; i < reps; i++) {
-        double t0 = host_now_ms();
-        enqueue_variant((void *)vr, 0);
-        samples[i] = host_now_ms() - t0;
-    }
-    struct timing t = timing_from_samples(samples, reps);
-    free(samples);
-    return t;
+    enqueue_variant(context, 0);
 }
 
 static double variant_flops(const struct op_run *r, const struct op_variant *v)
@@ -238,7 +228,7 @@ static void run_variant(struct op_run *r, const struct op_variant *v, struct op_
         if (!row->check.pass)
             r->failures++;
     }
-    row->time = v->cpu ? cpu_time(&vr, r->opts.cpu_warmup, r->opts.cpu_reps)
+    row->time = v->cpu ? host_time_runs(run_on_host, &vr, r->opts.cpu_warmup, r->opts.cpu_reps)
                        : gpu_time_sets(enqueue_variant, &vr, b->sets, b->stream, r->opts.warmup,
                                        r->opts.reps);
     if (v->teardown)

@@ -12,5 +12,8 @@ struct timing {
 struct timing timing_from_samples(double *samples_ms, int count);
 /* Monotonic wall clock in milliseconds, for CPU variants. */
 double host_now_ms(void);
+/* CPU work timed on the host clock: `warmup` untimed calls of run(context), then
+ * `reps` calls each timed alone. */
+struct timing host_time_runs(void (*run)(void *context), void *context, int warmup, int reps);
 
 #endif

@@ -22,10 +22,14 @@ static void add_terms(const struct conv_shape *s, float *out_full, const float *
             }
 }
 
-void cov_op_slow(const struct conv_shape *s, float *out_full, const float *gamma_full,
-                 const float *mu, const float *c)
+/* The seed's nine loops; with `parallel`, the outer three are shared out by OpenMP.
+ * Each (b, c0, i0) owns its output rows: no two threads write one element, and every
+ * element sums its terms in the same order either way. */
+static void op_slow_loops(const struct conv_shape *s, float *out_full, const float *gamma_full,
+                          const float *mu, const float *c, bool parallel)
 {
     const int ho = cov_out_h(s), wo = cov_out_w(s);
+#pragma omp parallel for collapse(3) schedule(static) if (parallel)
     for (int b = 0; b < s->n; b++)
         for (int c0 = 0; c0 < s->cout; c0++)
             for (int i0 = 0; i0 < ho; i0++)
@@ -35,17 +39,14 @@ void cov_op_slow(const struct conv_shape *s, float *out_full, const float *gamma
                             add_terms(s, out_full, gamma_full, mu, c, b, c0, i0, j0, i1, j1);
 }
 
+void cov_op_slow(const struct conv_shape *s, float *out_full, const float *gamma_full,
+                 const float *mu, const float *c)
+{
+    op_slow_loops(s, out_full, gamma_full, mu, c, false);
+}
+
 void cov_op_slow_openmp(const struct conv_shape *s, float *out_full, const float *gamma_full,
                         const float *mu, const float *c)
 {
-    const int ho = cov_out_h(s), wo = cov_out_w(s);
-    /* Each (b, c0, i0) owns its output rows: no two threads write one element. */
-#pragma omp parallel for collapse(3) schedule(static)
-    for (int b = 0; b < s->n; b++)
-        for (int c0 = 0; c0 < s->cout; c0++)
-            for (int i0 = 0; i0 < ho; i0++)
-                for (int j0 = 0; j0 < wo; j0++)
-                    for (int i1 = 0; i1 < ho; i1++)
-                        for (int j1 = 0; j1 < wo; j1++)
-                            add_terms(s, out_full, gamma_full, mu, c, b, c0, i0, j0, i1, j1);
+    op_slow_loops(s, out_full, gamma_full, mu, c, true);
 }

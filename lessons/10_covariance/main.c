@@ -113,7 +113,6 @@ static const struct op covariance = {
     .variants = variants,
     .variant_count = (int)(sizeof variants / sizeof variants[0]),
     .layout_names = cov_layout_names,
-    .layout_count = COV_LAYOUT_COUNT,
     .shape_problem = cov_shape_problem,
     .tensors = cov_op_tensors,
     .draw = cov_op_draw,
