@@ -51,10 +51,9 @@ __global__ void __launch_bounds__(MASK_THREADS)
 extern "C" void launch_change_mask(const struct delta_args *a, const struct delta_state_layout *l,
                                    bool write_delta)
 {
-    char *state = (char *)a->state;
-    float *x_ref = (float *)(state + l->x_ref), *d = (float *)(state + l->d);
-    uint8_t *pixel_active = (uint8_t *)(state + l->pixel_active);
-    uint8_t *tile_changed = (uint8_t *)(state + l->tile_changed);
+    float *x_ref = (float *)delta_state_at(a, l->x_ref), *d = (float *)delta_state_at(a, l->d);
+    uint8_t *pixel_active = (uint8_t *)delta_state_at(a, l->pixel_active);
+    uint8_t *tile_changed = (uint8_t *)delta_state_at(a, l->tile_changed);
     const unsigned tiles = (unsigned)(delta_tiles(a->h, a->tile) * delta_tiles(a->w, a->tile));
     if (write_delta)
         change_mask<true><<<tiles, MASK_THREADS, 0, a->stream>>>(a->frame, x_ref, d, pixel_active,

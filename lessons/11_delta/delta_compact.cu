@@ -45,14 +45,9 @@ __global__ void __launch_bounds__(UNIT_THREADS)
     }
 }
 
-static struct delta_state_layout layout_of(const struct delta_args *a)
-{
-    return delta_state_layout(DELTA_COMPACT, a->h, a->w, a->c, a->tile);
-}
-
 extern "C" size_t delta_compact_state_bytes(const struct delta_args *a)
 {
-    return layout_of(a).bytes;
+    return delta_state_layout(DELTA_COMPACT, a->h, a->w, a->c, a->tile).bytes;
 }
 
 /* Blocks that fit on the GPU at once, but no more than the largest list needs. */
@@ -70,13 +65,12 @@ static int resident_blocks(const struct conv_geometry *g, long long most_items)
 /* The list of reached tiles, then one launch over it. */
 static void update_listed_tiles(const struct delta_args *a, const struct delta_state_layout *l)
 {
-    char *state = (char *)a->state;
-    int *list = (int *)(state + l->list), *count = (int *)(state + l->list_count);
+    int *list = (int *)delta_state_at(a, l->list), *count = (int *)delta_state_at(a, l->list_count);
     const int tiles_y = delta_tiles(a->h, a->tile), tiles_x = delta_tiles(a->w, a->tile);
     const int tiles = tiles_y * tiles_x;
     CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int), a->stream));
     list_reached_tiles<<<(tiles + LIST_THREADS - 1) / LIST_THREADS, LIST_THREADS, 0, a->stream>>>(
-        (const uint8_t *)(state + l->tile_changed), tiles_y, tiles_x,
+        (const uint8_t *)delta_state_at(a, l->tile_changed), tiles_y, tiles_x,
         delta_reach(a->ksize, a->tile), list, count);
     CUDA_CHECK_LAUNCH();
 
@@ -85,20 +79,14 @@ static void update_listed_tiles(const struct delta_args *a, const struct delta_s
     const long long most_items =
         (long long)tiles * units_per_side * units_per_side * cout_blocks(a->c);
     delta_compact<<<resident_blocks(&g, most_items), UNIT_THREADS, g.smem_bytes, a->stream>>>(
-        conv_operands_for(a, (const float *)(state + l->d),
-                          (const uint8_t *)(state + l->pixel_active), (float *)(state + l->y)),
+        conv_operands_for(a, (const float *)delta_state_at(a, l->d),
+                          (const uint8_t *)delta_state_at(a, l->pixel_active),
+                          (float *)delta_state_at(a, l->y)),
         g, list, count, a->tile);
     CUDA_CHECK_LAUNCH();
 }
 
 extern "C" void launch_delta_compact(const struct delta_args *a)
 {
-    const struct delta_state_layout l = layout_of(a);
-    if (a->frame_index == 0) {
-        delta_first_frame(a, &l);
-    } else {
-        launch_change_mask(a, &l, true);
-        update_listed_tiles(a, &l);
-    }
-    delta_copy_out(a, &l);
+    delta_sparse_frame(a, DELTA_COMPACT, update_listed_tiles);
 }

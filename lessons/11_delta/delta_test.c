@@ -242,6 +242,70 @@ static double frame_sum(const struct frame_seq *seq, int f)
     return sum;
 }
 
+/* A sequence and the layer and stem it runs through. */
+struct scene {
+    struct frame_seq seq;
+    struct layer l;
+    struct stem stem;
+};
+
+static struct scene scene_of(struct frame_seq seq, int c)
+{
+    struct scene sc = {.seq = seq, .l = make_layer(seq.h, seq.w, c, 3, LAYER_SEED)};
+    stem_init(&sc.stem, c, DELTA_STEM_SEED);
+    return sc;
+}
+
+/* The real frames, shrunk 2x, at TEST_CHANNELS channels; false when they do not load. */
+static bool vtest_scene(struct scene *sc)
+{
+    struct frame_seq seq = vtest_or_fail(TEST_DOWNSCALE);
+    if (!seq.grey)
+        return false;
+    *sc = scene_of(seq, TEST_CHANNELS);
+    return true;
+}
+
+/* 300 frames of a pattern drifting by less than the threshold per frame, on a frame
+ * size that is no multiple of the tile, at 6 channels. */
+static struct scene drifting_scene(void)
+{
+    struct frame_seq seq;
+    synthetic_sequence(SYNTHETIC_FRAMES, 43, 58, SYNTHETIC_DRIFT, SYNTHETIC_NOISE, 5, &seq);
+    return scene_of(seq, 6);
+}
+
+static void free_scene(struct scene *sc)
+{
+    stem_free(&sc->stem);
+    free_layer(&sc->l);
+    frame_seq_free(&sc->seq);
+}
+
+/* Whether a run kept its bound on every frame, and whether its error stayed steady. */
+struct verdict {
+    bool held, steady;
+};
+
+/* Runs the scene with both update rules at the default tile, printing every `every`th
+ * frame of each run. */
+static void run_both_rules(const struct scene *sc, float threshold, detect_fn detect,
+                           const char *what, int every, struct verdict v[2])
+{
+    const enum delta_update_rule rules[] = {DELTA_RECOMPUTE, DELTA_ACCUMULATE};
+    const char *names[] = {"recompute", "accumulate"};
+    for (int i = 0; i < 2; i++) {
+        struct run_report r = run_sequence(&sc->l, &sc->stem, &sc->seq, threshold,
+                                           DELTA_DEFAULT_TILE, rules[i], detect);
+        char title[128];
+        snprintf(title, sizeof title, "%s, %s", what, names[i]);
+        print_report(title, &r, every);
+        v[i].held = bound_held(&r);
+        v[i].steady = steady(&r);
+        free_report(&r);
+    }
+}
+
 static void frames_load(void)
 {
     struct frame_seq seq = vtest_or_fail(1);
@@ -353,110 +417,63 @@ static void stem_is_fixed_relu_and_1_lipschitz(void)
  * one output moved by one product's worth (1/L of its magnitude) is caught. */
 static void first_frame_matches_gold(void)
 {
-    struct frame_seq seq = vtest_or_fail(TEST_DOWNSCALE);
-    if (!seq.grey)
+    struct scene sc;
+    if (!vtest_scene(&sc))
         return;
-    struct layer l = make_layer(seq.h, seq.w, TEST_CHANNELS, 3, LAYER_SEED);
-    struct stem stem;
-    stem_init(&stem, TEST_CHANNELS, DELTA_STEM_SEED);
-    const size_t n = frame_elements(&l.s);
+    const struct layer *l = &sc.l;
+    const size_t n = frame_elements(&l->s);
     float *x = alloc_or_exit(n * sizeof(float));
     double *ref = alloc_or_exit(n * sizeof(double)), *mag = alloc_or_exit(n * sizeof(double));
-    stem_apply(&stem, frame_at(&seq, 0), seq.h, seq.w, x);
-    gold_frame(&l, x, ref, mag);
+    stem_apply(&sc.stem, frame_at(&sc.seq, 0), sc.seq.h, sc.seq.w, x);
+    gold_frame(l, x, ref, mag);
     struct delta_cpu st;
-    delta_cpu_init(&st, &l.s, l.weights, l.bias, DELTA_DEFAULT_TILE, DELTA_ACCUMULATE);
+    delta_cpu_init(&st, &l->s, l->weights, l->bias, DELTA_DEFAULT_TILE, DELTA_ACCUMULATE);
     delta_cpu_frame(&st, x, DELTA_DEFAULT_THRESHOLD, 0);
     CHECK(memcmp(st.x_ref, x, n * sizeof(float)) == 0);
-    const double rtol = fp32_rtol(&l.s);
+    const double rtol = fp32_rtol(&l->s);
     size_t bad = 0;
     for (size_t e = 0; e < n; e++)
         bad += !(fabs(st.y[e] - ref[e]) <= rtol * mag[e]);
     CHECK(bad == 0);
-    const size_t at = nhwc_at(l.s.w, l.s.cout, 100, 200, 5);
-    st.y[at] += (float)(mag[at] / (l.s.cin * 9));
+    const size_t at = nhwc_at(l->s.w, l->s.cout, 100, 200, 5);
+    st.y[at] += (float)(mag[at] / (l->s.cin * 9));
     CHECK(!(fabs(st.y[at] - ref[at]) <= rtol * mag[at]));
     delta_cpu_free(&st);
-    stem_free(&stem);
-    free_layer(&l);
     free(x);
     free(ref);
     free(mag);
-    frame_seq_free(&seq);
+    free_scene(&sc);
 }
 
 static void threshold_zero_equals_dense_vtest(void)
 {
-    struct frame_seq seq = vtest_or_fail(TEST_DOWNSCALE);
-    if (!seq.grey)
+    struct scene sc;
+    if (!vtest_scene(&sc))
         return;
-    struct layer l = make_layer(seq.h, seq.w, TEST_CHANNELS, 3, LAYER_SEED);
-    struct stem stem;
-    stem_init(&stem, TEST_CHANNELS, DELTA_STEM_SEED);
-    const enum delta_update_rule rules[] = {DELTA_RECOMPUTE, DELTA_ACCUMULATE};
-    for (int i = 0; i < 2; i++) {
-        struct run_report r =
-            run_sequence(&l, &stem, &seq, 0, DELTA_DEFAULT_TILE, rules[i], delta_cpu_detect);
-        print_report(i == 0 ? "threshold 0, recompute" : "threshold 0, accumulate", &r, 1);
-        CHECK(r.bound == 0);
-        CHECK(bound_held(&r));
-        free_report(&r);
-    }
-    stem_free(&stem);
-    free_layer(&l);
-    frame_seq_free(&seq);
+    struct verdict v[2];
+    run_both_rules(&sc, 0, delta_cpu_detect, "threshold 0", 1, v);
+    CHECK(v[0].held && v[1].held);
+    free_scene(&sc);
 }
 
 static void bound_holds_vtest(void)
 {
-    struct frame_seq seq = vtest_or_fail(TEST_DOWNSCALE);
-    if (!seq.grey)
+    struct scene sc;
+    if (!vtest_scene(&sc))
         return;
-    struct layer l = make_layer(seq.h, seq.w, TEST_CHANNELS, 3, LAYER_SEED);
-    struct stem stem;
-    stem_init(&stem, TEST_CHANNELS, DELTA_STEM_SEED);
-    const enum delta_update_rule rules[] = {DELTA_RECOMPUTE, DELTA_ACCUMULATE};
-    for (int i = 0; i < 2; i++) {
-        struct run_report r = run_sequence(&l, &stem, &seq, DELTA_DEFAULT_THRESHOLD,
-                                           DELTA_DEFAULT_TILE, rules[i], delta_cpu_detect);
-        print_report(i == 0 ? "vtest, recompute" : "vtest, accumulate", &r, 1);
-        CHECK(bound_held(&r));
-        CHECK(steady(&r));
-        free_report(&r);
-    }
-    stem_free(&stem);
-    free_layer(&l);
-    frame_seq_free(&seq);
-}
-
-/* 300 frames of a pattern drifting by less than the threshold per frame, on a frame
- * size that is no multiple of the tile. */
-static struct frame_seq drifting(void)
-{
-    struct frame_seq seq;
-    synthetic_sequence(SYNTHETIC_FRAMES, 43, 58, SYNTHETIC_DRIFT, SYNTHETIC_NOISE, 5, &seq);
-    return seq;
+    struct verdict v[2];
+    run_both_rules(&sc, DELTA_DEFAULT_THRESHOLD, delta_cpu_detect, "vtest", 1, v);
+    CHECK(v[0].held && v[0].steady && v[1].held && v[1].steady);
+    free_scene(&sc);
 }
 
 static void bound_holds_synthetic_300(void)
 {
-    struct frame_seq seq = drifting();
-    const int c = 6;
-    struct layer l = make_layer(seq.h, seq.w, c, 3, LAYER_SEED);
-    struct stem stem;
-    stem_init(&stem, c, DELTA_STEM_SEED);
-    const enum delta_update_rule rules[] = {DELTA_RECOMPUTE, DELTA_ACCUMULATE};
-    for (int i = 0; i < 2; i++) {
-        struct run_report r = run_sequence(&l, &stem, &seq, DELTA_DEFAULT_THRESHOLD,
-                                           DELTA_DEFAULT_TILE, rules[i], delta_cpu_detect);
-        print_report(i == 0 ? "drift, recompute" : "drift, accumulate", &r, 25);
-        CHECK(bound_held(&r));
-        CHECK(steady(&r));
-        free_report(&r);
-    }
-    stem_free(&stem);
-    free_layer(&l);
-    frame_seq_free(&seq);
+    struct scene sc = drifting_scene();
+    struct verdict v[2];
+    run_both_rules(&sc, DELTA_DEFAULT_THRESHOLD, delta_cpu_detect, "drift", 25, v);
+    CHECK(v[0].held && v[0].steady && v[1].held && v[1].steady);
+    free_scene(&sc);
 }
 
 /* The checks above can fail: on the drift, the broken variant breaks the bound and
@@ -464,36 +481,21 @@ static void bound_holds_synthetic_300(void)
  * error of the last frame is already several times that of carrying the changes. */
 static void dropping_deltas_fails_the_bound(void)
 {
-    struct frame_seq seq = drifting();
-    const int c = 6;
-    struct layer l = make_layer(seq.h, seq.w, c, 3, LAYER_SEED);
-    struct stem stem;
-    stem_init(&stem, c, DELTA_STEM_SEED);
-    const enum delta_update_rule rules[] = {DELTA_RECOMPUTE, DELTA_ACCUMULATE};
-    for (int i = 0; i < 2; i++) {
-        struct run_report r = run_sequence(&l, &stem, &seq, DELTA_DEFAULT_THRESHOLD,
-                                           DELTA_DEFAULT_TILE, rules[i], detect_dropping);
-        print_report(i == 0 ? "drift, dropping, recompute" : "drift, dropping, accumulate", &r, 25);
-        CHECK(!bound_held(&r));
-        CHECK(!steady(&r));
-        free_report(&r);
-    }
-    stem_free(&stem);
-    free_layer(&l);
-    frame_seq_free(&seq);
+    struct scene sc = drifting_scene();
+    struct verdict v[2];
+    run_both_rules(&sc, DELTA_DEFAULT_THRESHOLD, detect_dropping, "drift, dropping", 25, v);
+    CHECK(!v[0].held && !v[0].steady && !v[1].held && !v[1].steady);
+    free_scene(&sc);
 
-    seq = vtest_or_fail(TEST_DOWNSCALE);
-    if (!seq.grey)
+    if (!vtest_scene(&sc))
         return;
-    l = make_layer(seq.h, seq.w, TEST_CHANNELS, 3, LAYER_SEED);
-    stem_init(&stem, TEST_CHANNELS, DELTA_STEM_SEED);
     struct run_report carried =
-        run_sequence(&l, &stem, &seq, DELTA_DEFAULT_THRESHOLD, DELTA_DEFAULT_TILE, DELTA_ACCUMULATE,
-                     delta_cpu_detect);
-    struct run_report dropped = run_sequence(&l, &stem, &seq, DELTA_DEFAULT_THRESHOLD,
+        run_sequence(&sc.l, &sc.stem, &sc.seq, DELTA_DEFAULT_THRESHOLD, DELTA_DEFAULT_TILE,
+                     DELTA_ACCUMULATE, delta_cpu_detect);
+    struct run_report dropped = run_sequence(&sc.l, &sc.stem, &sc.seq, DELTA_DEFAULT_THRESHOLD,
                                              DELTA_DEFAULT_TILE, DELTA_ACCUMULATE, detect_dropping);
     print_report("vtest, dropping, accumulate", &dropped, 1);
-    const int last = seq.count - 1;
+    const int last = sc.seq.count - 1;
     printf("vtest, frame %d: largest error %.3g dropping, %.3g carrying (%.1fx); relative L2 "
            "%.2e and %.2e\n",
            last, dropped.max_error[last], carried.max_error[last],
@@ -502,9 +504,7 @@ static void dropping_deltas_fails_the_bound(void)
     CHECK(dropped.max_error[last] > 2 * carried.max_error[last]);
     free_report(&carried);
     free_report(&dropped);
-    stem_free(&stem);
-    free_layer(&l);
-    frame_seq_free(&seq);
+    free_scene(&sc);
 }
 
 /* One pixel changes by 0.6 of the threshold on each of two frames: the first change

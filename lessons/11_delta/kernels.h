@@ -37,7 +37,8 @@ size_t dense_state_bytes(const struct delta_args *a);
 void launch_delta_dense(const struct delta_args *a);
 
 /* tile_mask.cu: after the threshold step, blocks whose output tile no changed input
- * tile reaches return at once; the others recompute their unit from x_ref. */
+ * tile reaches return at once (reached_units.cuh); the others recompute their unit
+ * from x_ref. */
 size_t tile_mask_state_bytes(const struct delta_args *a);
 void launch_delta_tile_mask(const struct delta_args *a);
 
@@ -55,10 +56,17 @@ void launch_delta_compact(const struct delta_args *a);
 
 /* The steps the three sparse variants share. */
 
-/* sequence.cu: frame 0 of a sparse variant, densely: x_ref = frame, y = the layer
- * applied to it. And the end of every frame: out = y. */
-void delta_first_frame(const struct delta_args *a, const struct delta_state_layout *l);
-void delta_copy_out(const struct delta_args *a, const struct delta_state_layout *l);
+/* A part of the state (delta_state_layout's offsets). */
+static inline void *delta_state_at(const struct delta_args *a, size_t offset)
+{
+    return (char *)a->state + offset;
+}
+
+/* sequence.cu: one frame of sparse variant v. Frame 0: x_ref = frame and y = the layer
+ * applied to it, densely. A later frame: the threshold step, then `update`, the
+ * variant's way of bringing y up to date. Every frame: out = y. */
+typedef void (*delta_update_fn)(const struct delta_args *a, const struct delta_state_layout *l);
+void delta_sparse_frame(const struct delta_args *a, enum delta_variant v, delta_update_fn update);
 
 /* change_mask.cu: the threshold step with carry-over on one frame (delta.h): per
  * pixel, max_c |frame - x_ref| > threshold makes it active, copies the frame into
