@@ -65,8 +65,8 @@ static inline void *delta_state_at(const struct delta_args *a, size_t offset)
 /* sequence.cu: one frame of sparse variant v. Frame 0: x_ref = frame and y = the layer
  * applied to it, densely. A later frame: the threshold step, then `update`, the
  * variant's way of bringing y up to date. Every frame: out = y. */
-typedef void (*delta_update_fn)(const struct delta_args *a, const struct delta_state_layout *l);
-void delta_sparse_frame(const struct delta_args *a, enum delta_variant v, delta_update_fn update);
+typedef void (*sparse_update_fn)(const struct delta_args *a, const struct delta_state_layout *l);
+void delta_sparse_frame(const struct delta_args *a, enum delta_variant v, sparse_update_fn update);
 
 /* change_mask.cu: the threshold step with carry-over on one frame (delta.h): per
  * pixel, max_c |frame - x_ref| > threshold makes it active, copies the frame into

@@ -8,7 +8,7 @@
 #include "kernels.h"
 
 extern "C" void delta_sparse_frame(const struct delta_args *a, enum delta_variant v,
-                                   delta_update_fn update)
+                                   sparse_update_fn update)
 {
     const struct delta_state_layout l = delta_state_layout(v, a->h, a->w, a->c, a->tile);
     const size_t bytes = (size_t)a->h * a->w * a->c * sizeof(float);
