@@ -149,7 +149,9 @@ double delta_error_bound(const struct conv_shape *s, const float *weights, float
 double delta_gold_at(const struct conv_shape *s, const float *in, const float *weights,
                      const float *bias, int y, int x, int co, double *magnitude);
 
-/* The delta algorithm on the host, float32, in the order the GPU variants use. */
+/* The delta algorithm on the host, float32. Its threshold step is the GPU's, operation
+ * for operation, so x_ref, pixel_active and tile_changed match the variants' bit for
+ * bit; its outputs match theirs up to the order of the sums. */
 enum delta_update_rule {
     DELTA_RECOMPUTE, /* an updated output tile is recomputed from x_ref (tile_mask) */
     DELTA_ACCUMULATE /* an updated output tile gets conv(d) added (delta_update/compact) */
