@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ enum flag {
     FLAG_SIZE = 256, FLAG_BATCH, FLAG_CIN, FLAG_COUT, FLAG_KSIZE, FLAG_PRESET, FLAG_LIST_PRESETS,
     FLAG_REPS, FLAG_WARMUP, FLAG_SEED, FLAG_VARIANT, FLAG_NO_VERIFY, FLAG_NO_CUDNN, FLAG_CSV,
     FLAG_DEVICE, FLAG_INPUT, FLAG_WEIGHTS, FLAG_BIAS, FLAG_OUTPUT, FLAG_IMAGE, FLAG_FILTER,
-    FLAG_OUT, FLAG_HELP
+    FLAG_OUT, FLAG_FRAMES_CSV, FLAG_HELP,
+    FLAG_OP_PARAM /* FLAG_OP_PARAM + i: the op's i-th flag */
 };
 
 static const struct option long_options[] = {
@@ -42,9 +44,10 @@ static const struct option long_options[] = {
     {"image", required_argument, NULL, FLAG_IMAGE},
     {"filter", required_argument, NULL, FLAG_FILTER},
     {"out", required_argument, NULL, FLAG_OUT},
+    {"frames-csv", required_argument, NULL, FLAG_FRAMES_CSV},
     {"help", no_argument, NULL, FLAG_HELP},
-    {NULL, 0, NULL, 0},
 };
+#define FIXED_FLAGS (sizeof long_options / sizeof long_options[0])
 
 #define USAGE_ERROR_SIZE 1024
 
@@ -146,6 +149,8 @@ static void print_run_help(const struct lesson *lesson, bool cudnn)
     if (cudnn)
         printf("  --no-cudnn         skip the cuDNN baseline row\n");
     printf("  --csv FILE         append one row per variant (header written once)\n");
+    if (lesson->op && lesson->op->frames)
+        printf("  --frames-csv FILE  append one row per variant and frame: its time and error\n");
     printf("  --device ID        CUDA device, 0..%d (default 0)\n\n", MAX_DEVICE_ID);
 }
 
@@ -168,7 +173,14 @@ static void print_op_help(const struct lesson *lesson)
     printf("  --size HxW, --batch N, --cin C, --cout K, --ksize R (odd, 1..%d): each from\n",
            MAX_KSIZE);
     printf("                     the default preset unless given\n");
-    printf("  --list-presets     print the presets and exit\n\n");
+    printf("  --list-presets     print the presets and exit\n");
+    for (int i = 0; i < lesson->op->param_count; i++) {
+        const struct op_param *p = &lesson->op->params[i];
+        char flag[64];
+        snprintf(flag, sizeof flag, "--%s X", p->flag);
+        printf("  %-18s %s, %g..%g (default %g)\n", flag, p->help, p->lo, p->hi, p->fallback);
+    }
+    printf("\n");
     print_run_help(lesson, false);
     print_variants(lesson);
 }
@@ -239,6 +251,22 @@ static bool read_count(const char *flag, const char *text, long lo, long hi, lon
     return false;
 }
 
+/* An op's flag: a number in its range, whole when it says so. */
+static bool read_param(const struct op_param *p, const char *text, double *value)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !(v >= p->lo && v <= p->hi) ||
+        (p->integer && v != floor(v))) {
+        usage_error("--%s %s: expected a%s number in %g..%g", p->flag, text,
+                    p->integer ? " whole" : "", p->lo, p->hi);
+        return false;
+    }
+    *value = v;
+    return true;
+}
+
 /* Every output is a new name or a regular file, never one of the inputs (compared
  * by device and inode, not by name), checked before any work. */
 static enum cli_status check_outputs(const struct options *o)
@@ -253,6 +281,9 @@ static enum cli_status check_outputs(const struct options *o)
     char err[USAGE_ERROR_SIZE];
     bool ok = (!o->csv_path || append_path_check((struct file_arg){"--csv", o->csv_path},
                                                  inputs, count, err, sizeof err)) &&
+              (!o->frames_csv_path ||
+               append_path_check((struct file_arg){"--frames-csv", o->frames_csv_path}, inputs,
+                                 count, err, sizeof err)) &&
               (!o->output_path || output_path_check((struct file_arg){"--output", o->output_path},
                                                     inputs, count, err, sizeof err)) &&
               (!o->image_out_path ||
@@ -325,8 +356,11 @@ static enum cli_status check_modes(const struct lesson *lesson, const struct opt
     } else if (o->image_out_path) {
         return usage_error("--out needs --image FILE");
     }
-    if (!o->verify && o->csv_path)
-        return usage_error("--csv records checked results only: drop --no-verify");
+    if (!o->verify && (o->csv_path || o->frames_csv_path))
+        return usage_error("%s records checked results only: drop --no-verify",
+                           o->csv_path ? "--csv" : "--frames-csv");
+    if (o->frames_csv_path && !(lesson->op && lesson->op->frames))
+        return usage_error("--frames-csv: %s runs no sequence of frames", lesson->name);
     return CLI_RUN;
 }
 
@@ -342,7 +376,8 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
     o->preset = custom ? "custom" : p->name;
     if (!custom) {
         o->shape = p->shape;
-        return CLI_RUN;
+        const char *why = lesson->op ? lesson->op->shape_problem(&o->shape, o->param) : NULL;
+        return why ? usage_error("--preset %s: %s", p->name, why) : CLI_RUN;
     }
     /* A custom convolution is one image and channel unless told; an op's problem is its
      * default preset's with the flags given changed. */
@@ -363,7 +398,7 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
     if (g->cout) s.cout = (int)v;
     s.ksize = o->shape.ksize;
     if (lesson->op) {
-        const char *why = lesson->op->shape_problem(&s);
+        const char *why = lesson->op->shape_problem(&s, o->param);
         if (why)
             return usage_error("--size %dx%d with --batch %d, --cin %d, --cout %d, --ksize %d: %s",
                                s.h, s.w, s.n, s.cin, s.cout, s.ksize, why);
@@ -397,6 +432,16 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     o->shape.ksize = 0;
     struct given g = {0};
     long v;
+    /* The fixed flags, then the op's own. */
+    struct option flags[FIXED_FLAGS + OP_MAX_PARAMS + 1];
+    memcpy(flags, long_options, sizeof long_options);
+    const int params = lesson->op ? lesson->op->param_count : 0;
+    for (int i = 0; i < params; i++) {
+        flags[FIXED_FLAGS + i] = (struct option){lesson->op->params[i].flag, required_argument,
+                                                 NULL, FLAG_OP_PARAM + i};
+        o->param[i] = lesson->op->params[i].fallback;
+    }
+    flags[FIXED_FLAGS + params] = (struct option){NULL, 0, NULL, 0};
     opterr = 0; /* we print our own one-line errors */
     /* optind 0, not 1: getopt_long also forgets where an earlier parse stopped
      * inside an argument such as "-xy". "+": it stops at the first argument that is
@@ -404,7 +449,7 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
      * ":": a missing value is reported as ':', an unknown flag as '?'. */
     for (optind = 0;;) {
         const int at = optind > 0 ? optind : 1;
-        const int c = getopt_long(argc, argv, "+:", long_options, NULL);
+        const int c = getopt_long(argc, argv, "+:", flags, NULL);
         if (c == -1)
             break;
         if (c == '?')
@@ -461,7 +506,12 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         case FLAG_IMAGE: o->image_path = optarg; break;
         case FLAG_FILTER: o->filter_spec = optarg; break;
         case FLAG_OUT: o->image_out_path = optarg; break;
+        case FLAG_FRAMES_CSV: o->frames_csv_path = optarg; break;
         case FLAG_HELP: print_help(lesson); return CLI_EXIT_OK;
+        default:
+            if (!read_param(&lesson->op->params[c - FLAG_OP_PARAM], optarg,
+                            &o->param[c - FLAG_OP_PARAM]))
+                return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc)

@@ -27,6 +27,8 @@ struct options {
     bool verify;
     bool cudnn; /* time the cuDNN baseline row (--no-cudnn turns it off) */
     const char *csv_path;
+    const char *frames_csv_path; /* a sequence op's rows per frame */
+    double param[OP_MAX_PARAMS]; /* an op's own flags (op.params), or their defaults */
     int device;
     const char *input_path, *weights_path, *bias_path, *output_path; /* npy mode */
     const char *image_path, *image_out_path; /* image mode */

@@ -1,7 +1,8 @@
 /* An op: a problem other than the batched NCHW convolution of lessons 01-09, declared by
- * its lesson (lesson 10's covariance). The harness does for an op what it does for the
- * convolution: flags and presets, inputs drawn from the seed into every rotated buffer
- * set, one checked run into poisoned memory, timing, the roofline, the table and the CSV.
+ * its lesson (lesson 10's covariance, lesson 11's video). The harness does for an op what
+ * it does for the convolution: flags and presets, inputs drawn from the seed into every
+ * rotated buffer set, one checked run into poisoned memory, timing, the roofline, the
+ * table and the CSV.
  *
  * The op's shape is a struct conv_shape, read as the lesson's page says (the CSV's
  * n, cin, cout, h, w, ksize columns). Its data is a list of tensors whose number, sizes
@@ -21,6 +22,17 @@
 #include "verify.h"
 
 #define OP_MAX_TENSORS 6
+#define OP_MAX_PARAMS 4
+
+/* A number the op reads from a flag of its own (lesson 11's --threshold). Its value
+ * reaches the op's callbacks and every run as param[i], and the CSV's params column as
+ * flag=value. */
+struct op_param {
+    const char *flag; /* without the leading "--" */
+    const char *help; /* one line for --help */
+    double fallback, lo, hi;
+    bool integer;
+};
 
 /* An op's layouts are its own: an index into op.layout_names. */
 struct op_tensor {
@@ -33,8 +45,11 @@ struct op_tensor {
  * layout: device pointers for GPU variants, host pointers for CPU ones. */
 struct op_args {
     struct conv_shape shape;
+    const double *param; /* op.param_count values, in the order of op.params */
+    int frame;           /* a sequence op's frame, 0, 1, ... in order; 0 otherwise */
     void *tensor[OP_MAX_TENSORS];
-    void *scratch; /* scratch_bytes() the harness owns; NULL when none */
+    void *scratch; /* scratch_bytes() the harness owns; NULL when none. In a sequence it
+                    * is the variant's state: kept from one frame to the next. */
     cudaStream_t stream;
 };
 
@@ -48,7 +63,7 @@ struct op_variant {
     const char *(*unsupported)(const struct conv_shape *s);
     /* Optional: working memory the harness allocates before setup and frees after
      * teardown. setup and teardown are optional and untimed. */
-    size_t (*scratch_bytes)(const struct conv_shape *s);
+    size_t (*scratch_bytes)(const struct conv_shape *s, const double *param);
     void (*setup)(const struct op_args *a);
     void (*teardown)(const struct op_args *a);
     /* GPU: enqueue on a->stream and check the launch. CPU: compute before returning. */
@@ -59,9 +74,26 @@ struct op_variant {
     /* Optional: minimum bytes when the variant needs fewer than its layout's (it uses a
      * property every input of the op has, such as a symmetry). */
     double (*min_bytes)(const struct conv_shape *s);
+    /* Optional: the share of its FLOPs the variant does on these inputs (tensors as
+     * drawn, on the host), when it depends on the data (work skipped where nothing
+     * changed); `text` gets key=value;... for the CSV's params column. */
+    double (*work_share)(const struct conv_shape *s, const double *param,
+                         void *const *tensor, char *text, size_t size);
     /* Above this many GFLOP (its own flops) the variant is skipped unless named with
      * --variant; 0 means no limit. */
     double max_gflop;
+    int kind; /* the op's own tag, for its check (e.g. exact or within a threshold) */
+};
+
+/* What the op's check gets: the tensors as drawn (before) and the written tensors
+ * after one run (after; after frame `frame` of a sequence), on the host. */
+struct op_check {
+    const struct conv_shape *shape;
+    const double *param;
+    const struct op_variant *variant;
+    int layout, frame;
+    void *const *before;
+    void *const *after;
 };
 
 struct op {
@@ -72,18 +104,29 @@ struct op {
     const struct op_variant *variants;
     int variant_count;
     const char *const *layout_names; /* indexed by op_variant.layout */
-    /* NULL when the op is defined for this shape, else one line saying why not. */
-    const char *(*shape_problem)(const struct conv_shape *s);
+    /* The op's own flags (at most OP_MAX_PARAMS). */
+    const struct op_param *params;
+    int param_count;
+    /* NULL when the op is defined for this shape and these flags, else one line saying
+     * why not (naming the flag when a flag is at fault). */
+    const char *(*shape_problem)(const struct conv_shape *s, const double *param);
+    /* Optional, a sequence (lesson 11's video): a run is frames(s) calls of the variant's
+     * run in order, op_args.frame = 0, 1, ...; the written tensors and the scratch are
+     * kept between frames, and every frame is checked. A timed pass runs frame 0
+     * untimed and times each later frame alone; a row's time is per frame. */
+    int (*frames)(const struct conv_shape *s);
     /* The tensors of one buffer set in a layout, in the order op_args.tensor holds them;
      * returns how many (at most OP_MAX_TENSORS). */
     int (*tensors)(const struct conv_shape *s, int layout, struct op_tensor *t);
-    /* Fills one buffer set's tensors on the host: inputs from the seed, written tensors
-     * with their value before the op (NaN wherever the op must not write). */
-    void (*draw)(const struct conv_shape *s, int layout, uint64_t seed, void *const *tensor);
-    /* Compares the written tensors after one run (after) with the float64 gold of the
-     * tensors as drawn (before). */
-    struct check_result (*check)(const struct conv_shape *s, int layout, void *const *before,
-                                 void *const *after);
+    /* Fills one buffer set's tensors on the host: inputs from the seed (or files the op
+     * reads), written tensors with their value before the op (NaN wherever the op must
+     * not write). false, with one line in err naming the file, when an input cannot be
+     * read. */
+    bool (*draw)(const struct conv_shape *s, const double *param, int layout, uint64_t seed,
+                 void *const *tensor, char *err, size_t err_size);
+    /* Compares the written tensors after one run with the float64 gold of the tensors
+     * as drawn. */
+    struct check_result (*check)(const struct op_check *c);
     /* Minimum traffic in bytes of one run in a layout, and its FLOPs. */
     double (*min_bytes)(const struct conv_shape *s, int layout);
     double (*flops)(const struct conv_shape *s, int layout);

@@ -1,6 +1,7 @@
 /* The recipe of lesson.c for an op (op.h): for each variant, its layout's tensors drawn
  * into every rotated buffer set, one run from the tensors as drawn, checked by the op
- * against its float64 gold, then timed; one row each in the table and the CSV. */
+ * against its float64 gold, then timed; one row each in the table and the CSV. A
+ * sequence op's run is a pass over its frames, each checked, each timed alone. */
 #include "op_run.h"
 
 #include <math.h>
@@ -28,6 +29,7 @@ struct op_run {
     const struct op *op;
     struct options opts;
     struct session session;
+    int frames; /* of a sequence op; 0 for one that is not */
     int failures;
 };
 
@@ -53,11 +55,15 @@ static size_t set_bytes(const struct op_buffers *b)
     return bytes;
 }
 
-static void draw_set(const struct op_run *r, const struct op_buffers *b, int set,
+static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set,
                      void *const *host)
 {
     uint64_t seed = r->opts.seed + (uint64_t)set * SET_SEED_STRIDE;
-    r->op->draw(&r->opts.shape, b->layout, seed, host);
+    char err[1024];
+    if (r->op->draw(&r->opts.shape, r->opts.param, b->layout, seed, host, err, sizeof err))
+        return true;
+    print_error("%s", err);
+    return false;
 }
 
 static void *alloc_where(bool host, size_t bytes, const char *what)
@@ -73,7 +79,9 @@ static void free_where(bool host, void *p)
         CUDA_CHECK(cudaFree(p));
 }
 
-static void buffers_create(const struct op_run *r, struct op_buffers *b, int layout, bool host)
+/* false, with the op's message printed, when the inputs cannot be drawn. A sequence
+ * has one set: its frames are different memory already. */
+static bool buffers_create(const struct op_run *r, struct op_buffers *b, int layout, bool host)
 {
     const struct conv_shape *s = &r->opts.shape;
     memset(b, 0, sizeof *b);
@@ -86,8 +94,9 @@ static void buffers_create(const struct op_run *r, struct op_buffers *b, int lay
         if (b->t[i].written)
             b->after[i] = host_alloc(b->t[i].bytes, "a tensor after the run");
     }
-    draw_set(r, b, 0, b->before);
-    b->sets = host || r->opts.mode != MODE_BENCH
+    if (!draw_set(r, b, 0, b->before))
+        return false;
+    b->sets = host || r->frames || r->opts.mode != MODE_BENCH
                   ? 1
                   : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
                                     r->session.gpu.free_bytes);
@@ -96,8 +105,8 @@ static void buffers_create(const struct op_run *r, struct op_buffers *b, int lay
     for (int i = 0; b->sets > 1 && i < b->count; i++)
         staged[i] = host_alloc(b->t[i].bytes, "a tensor of another buffer set");
     for (int set = 0; set < b->sets; set++) {
-        if (set > 0)
-            draw_set(r, b, set, staged);
+        if (set > 0 && !draw_set(r, b, set, staged))
+            return false;
         for (int i = 0; i < b->count; i++) {
             b->set[set][i] = alloc_where(host, b->t[i].bytes, b->t[i].name);
             const void *from = set == 0 ? b->before[i] : staged[i];
@@ -110,13 +119,15 @@ static void buffers_create(const struct op_run *r, struct op_buffers *b, int lay
     }
     for (int i = 0; i < b->count; i++)
         free(staged[i]);
+    return true;
 }
 
 static void buffers_free(struct op_buffers *b)
 {
-    for (int set = 0; set < b->sets; set++)
+    for (int set = 0; set < MAX_BUFFER_SETS; set++)
         for (int i = 0; i < b->count; i++)
-            free_where(b->host, b->set[set][i]);
+            if (b->set[set][i])
+                free_where(b->host, b->set[set][i]);
     for (int i = 0; i < b->count; i++) {
         free(b->before[i]);
         free(b->after[i]);
@@ -130,12 +141,14 @@ struct variant_run {
     const struct op_variant *variant;
     const struct op_buffers *b;
     struct conv_shape shape;
+    const double *param;
     void *scratch;
 };
 
-static struct op_args args_for(const struct variant_run *vr, int set)
+static struct op_args args_for(const struct variant_run *vr, int set, int frame)
 {
-    struct op_args a = {.shape = vr->shape, .scratch = vr->scratch, .stream = vr->b->stream};
+    struct op_args a = {.shape = vr->shape, .param = vr->param, .frame = frame,
+                        .scratch = vr->scratch, .stream = vr->b->stream};
     for (int i = 0; i < vr->b->count; i++)
         a.tensor[i] = vr->b->set[set][i];
     return a;
@@ -144,13 +157,18 @@ static struct op_args args_for(const struct variant_run *vr, int set)
 static void enqueue_variant(void *context, int set)
 {
     const struct variant_run *vr = context;
-    struct op_args a = args_for(vr, set);
+    struct op_args a = args_for(vr, set, 0);
     vr->variant->run(&a);
 }
 
-/* The written tensors of set 0 back to their drawn values (the op may work in place),
- * one run, and the written tensors copied to `after`. */
-static void run_once(const struct variant_run *vr, struct op_buffers *b)
+static void enqueue_frame(const struct variant_run *vr, int frame)
+{
+    struct op_args a = args_for(vr, 0, frame);
+    vr->variant->run(&a);
+}
+
+/* The written tensors of set 0 back to their drawn values (the op may work in place). */
+static void reset_written(struct op_buffers *b)
 {
     for (int i = 0; i < b->count; i++) {
         if (!b->t[i].written)
@@ -161,7 +179,11 @@ static void run_once(const struct variant_run *vr, struct op_buffers *b)
             CUDA_CHECK(cudaMemcpy(b->set[0][i], b->before[i], b->t[i].bytes,
                                   cudaMemcpyHostToDevice));
     }
-    enqueue_variant((void *)vr, 0);
+}
+
+/* The written tensors of set 0 to `after`, once the work queued so far is done. */
+static void fetch_written(struct op_buffers *b)
+{
     if (!b->host)
         CUDA_CHECK(cudaStreamSynchronize(b->stream));
     for (int i = 0; i < b->count; i++) {
@@ -208,29 +230,129 @@ static const char *blocker(const struct op_run *r, const struct op_variant *v, c
     return why ? why : over_limit(r, v, reason, size);
 }
 
-/* setup, the checked run, timing, teardown; the harness owns the scratch. */
-static void run_variant(struct op_run *r, const struct op_variant *v, struct op_buffers *b,
-                        struct result_row *row)
+static struct op_check check_args(const struct op_run *r, const struct variant_run *vr,
+                                  const struct op_buffers *b, int frame)
 {
-    size_t scratch = v->scratch_bytes ? v->scratch_bytes(&r->opts.shape) : 0;
-    struct variant_run vr = {v, b, r->opts.shape,
+    return (struct op_check){&r->opts.shape, r->opts.param, vr->variant, b->layout, frame,
+                             b->before, b->after};
+}
+
+/* One run from the tensors as drawn, checked. */
+static struct check_result check_once(const struct op_run *r, const struct variant_run *vr,
+                                      struct op_buffers *b)
+{
+    reset_written(b);
+    enqueue_variant((void *)vr, 0);
+    fetch_written(b);
+    struct op_check c = check_args(r, vr, b, 0);
+    return r->opts.verify ? r->op->check(&c) : (struct check_result){.pass = true};
+}
+
+/* The sequence's check: the worst frame's errors, every frame's outputs counted. */
+static void check_merge(struct check_result *all, const struct check_result *frame)
+{
+    if (all->pass && !frame->pass)
+        all->first_failure = frame->first_failure;
+    all->checked += frame->checked;
+    all->failures += frame->failures;
+    all->rel_l2 = !(frame->rel_l2 <= all->rel_l2) ? frame->rel_l2 : all->rel_l2;
+    all->max_abs = !(frame->max_abs <= all->max_abs) ? frame->max_abs : all->max_abs;
+    all->pass = all->pass && frame->pass;
+}
+
+/* A pass over every frame from the written tensors as drawn, each frame checked. */
+static struct check_result check_sequence(const struct op_run *r, const struct variant_run *vr,
+                                          struct op_buffers *b, struct frame_row *fr)
+{
+    struct check_result all = {.pass = true};
+    reset_written(b);
+    for (int f = 0; f < r->frames; f++) {
+        enqueue_frame(vr, f);
+        fetch_written(b);
+        fr[f] = (struct frame_row){.frame = f, .time = {NAN, NAN, 0}, .verified = r->opts.verify};
+        if (!r->opts.verify)
+            continue;
+        struct op_check c = check_args(r, vr, b, f);
+        fr[f].check = r->op->check(&c);
+        check_merge(&all, &fr[f].check);
+    }
+    return all;
+}
+
+/* Passes over the sequence: frame 0 untimed (it starts the state afresh), then every
+ * later frame between its own pair of events (host clock for a CPU variant). Enough
+ * passes for `reps` timed frames, after one untimed pass when there is a warm-up. The
+ * row's time is over every timed frame; fr[f].time over frame f's passes. */
+static struct timing time_sequence(const struct op_run *r, const struct variant_run *vr,
+                                   struct frame_row *fr)
+{
+    const bool cpu = vr->variant->cpu;
+    const int timed = r->frames - 1;
+    const int reps = cpu ? r->opts.cpu_reps : r->opts.reps;
+    const int passes = (reps + timed - 1) / timed;
+    const int warm = (cpu ? r->opts.cpu_warmup : r->opts.warmup) > 0;
+    double *ms = host_alloc((size_t)passes * timed * sizeof(double), "the frame times");
+    double *at = host_alloc((size_t)r->frames * sizeof(double), "the frame clock");
+    cudaEvent_t *ev = cpu ? NULL : host_alloc((size_t)r->frames * sizeof *ev, "the events");
+    for (int f = 0; !cpu && f < r->frames; f++)
+        CUDA_CHECK(cudaEventCreate(&ev[f]));
+    for (int pass = 0; pass < warm + passes; pass++) {
+        for (int f = 0; f < r->frames; f++) {
+            enqueue_frame(vr, f);
+            if (cpu)
+                at[f] = host_now_ms();
+            else
+                CUDA_CHECK(cudaEventRecord(ev[f], vr->b->stream));
+        }
+        if (!cpu)
+            CUDA_CHECK(cudaEventSynchronize(ev[r->frames - 1]));
+        for (int f = 1; pass >= warm && f < r->frames; f++) {
+            float gpu_ms = 0;
+            if (!cpu)
+                CUDA_CHECK(cudaEventElapsedTime(&gpu_ms, ev[f - 1], ev[f]));
+            ms[(size_t)(f - 1) * passes + pass - warm] = cpu ? at[f] - at[f - 1] : gpu_ms;
+        }
+    }
+    for (int f = 0; !cpu && f < r->frames; f++)
+        CUDA_CHECK(cudaEventDestroy(ev[f]));
+    double *one = host_alloc((size_t)passes * sizeof(double), "a frame's times");
+    for (int f = 1; f < r->frames; f++) {
+        memcpy(one, ms + (size_t)(f - 1) * passes, (size_t)passes * sizeof(double));
+        fr[f].time = timing_from_samples(one, passes);
+    }
+    struct timing all = timing_from_samples(ms, passes * timed);
+    free(one);
+    free(ev);
+    free(at);
+    free(ms);
+    return all;
+}
+
+/* setup, the checked run (a checked pass for a sequence), timing, teardown; the
+ * harness owns the scratch. fr gets a sequence's frames. */
+static void run_variant(struct op_run *r, const struct op_variant *v, struct op_buffers *b,
+                        struct result_row *row, struct frame_row *fr)
+{
+    size_t scratch = v->scratch_bytes ? v->scratch_bytes(&r->opts.shape, r->opts.param) : 0;
+    struct variant_run vr = {v, b, r->opts.shape, r->opts.param,
                              scratch ? alloc_where(v->cpu, scratch, "the variant's scratch")
                                      : NULL};
-    struct op_args a = args_for(&vr, 0);
+    struct op_args a = args_for(&vr, 0, 0);
     if (v->setup)
         v->setup(&a);
     if (!v->cpu)
         CUDA_CHECK(cudaDeviceSynchronize());
-    run_once(&vr, b);
     row->verified = r->opts.verify;
-    if (row->verified) {
-        row->check = r->op->check(&r->opts.shape, b->layout, b->before, b->after);
-        if (!row->check.pass)
-            r->failures++;
-    }
-    row->time = v->cpu ? host_time_runs(run_on_host, &vr, r->opts.cpu_warmup, r->opts.cpu_reps)
-                       : gpu_time_sets(enqueue_variant, &vr, b->sets, b->stream, r->opts.warmup,
-                                       r->opts.reps);
+    row->check = r->frames ? check_sequence(r, &vr, b, fr) : check_once(r, &vr, b);
+    if (!row->check.pass)
+        r->failures++;
+    if (r->frames)
+        row->time = time_sequence(r, &vr, fr);
+    else if (v->cpu)
+        row->time = host_time_runs(run_on_host, &vr, r->opts.cpu_warmup, r->opts.cpu_reps);
+    else
+        row->time = gpu_time_sets(enqueue_variant, &vr, b->sets, b->stream, r->opts.warmup,
+                                  r->opts.reps);
     if (v->teardown)
         v->teardown(&a);
     if (!v->cpu)
@@ -239,12 +361,29 @@ static void run_variant(struct op_run *r, const struct op_variant *v, struct op_
         free_where(v->cpu, vr.scratch);
 }
 
+static struct run_context context_of(const struct op_run *r)
+{
+    return (struct run_context){r->lesson->name, r->opts.preset, r->opts.shape,
+                                r->opts.csv_path};
+}
+
 static void emit(struct op_run *r, const struct result_row *row)
 {
-    struct run_context ctx = {r->lesson->name, r->opts.preset, r->opts.shape, r->opts.csv_path};
+    struct run_context ctx = context_of(r);
     if (!report_row(&ctx, row)) {
         r->failures++;
         r->opts.csv_path = NULL; /* one error line, not one per row */
+    }
+}
+
+static void emit_frames(struct op_run *r, const struct result_row *row,
+                        const struct frame_row *fr)
+{
+    struct run_context ctx = context_of(r);
+    if (r->opts.frames_csv_path &&
+        !frame_csv_append(r->opts.frames_csv_path, &ctx, row, fr, r->frames)) {
+        r->failures++;
+        r->opts.frames_csv_path = NULL;
     }
 }
 
@@ -253,12 +392,32 @@ static bool selected(const struct op_run *r, const struct op_variant *v)
     return !r->opts.variant || strcmp(r->opts.variant, v->name) == 0;
 }
 
-static void run_bench(struct op_run *r)
+/* The op's flags as flag=value;..., then what the variant says of its work on these
+ * inputs; returns the share of the op's FLOPs it does (1 unless it says otherwise). */
+static double describe(const struct op_run *r, const struct op_variant *v,
+                       const struct op_buffers *b, char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < r->op->param_count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s=%g", i ? ";" : "",
+                                 r->op->params[i].flag, r->opts.param[i]);
+    if (!v->work_share || used + 1 >= size)
+        return 1.0;
+    if (used > 0)
+        text[used++] = ';';
+    return v->work_share(&r->opts.shape, r->opts.param, b->before, text + used, size - used);
+}
+
+/* false when the inputs could not be drawn (the message is printed). */
+static bool run_bench(struct op_run *r)
 {
     print_table_header();
     struct op_buffers b = {0};
-    bool have_buffers = false;
-    for (int i = 0; i < r->op->variant_count; i++) {
+    bool have_buffers = false, drawn = true;
+    struct frame_row *fr =
+        r->frames ? host_alloc((size_t)r->frames * sizeof *fr, "the frame rows") : NULL;
+    for (int i = 0; drawn && i < r->op->variant_count; i++) {
         const struct op_variant *v = &r->op->variants[i];
         if (!selected(r, v))
             continue;
@@ -277,20 +436,24 @@ static void run_bench(struct op_run *r)
             buffers_free(&b);
             have_buffers = false;
         }
-        if (!have_buffers)
-            buffers_create(r, &b, v->layout, v->cpu);
+        if (!have_buffers && !(drawn = buffers_create(r, &b, v->layout, v->cpu)))
+            break;
         have_buffers = true;
         if (v->cpu)
             cpu_description(v->parallel ? omp_get_max_threads() : 1, device, sizeof device);
         else
             snprintf(device, sizeof device, "%s", r->session.gpu.name);
-        run_variant(r, v, &b, &row);
+        const double share = describe(r, v, &b, row.params, sizeof row.params);
+        run_variant(r, v, &b, &row, fr);
         session_fill_rates(&r->session, &row, variant_min_bytes(r, v),
-                           variant_flops(r, v), !v->cpu);
+                           share * variant_flops(r, v), !v->cpu);
         emit(r, &row);
+        if (r->frames)
+            emit_frames(r, &row, fr);
     }
-    if (have_buffers)
-        buffers_free(&b);
+    buffers_free(&b);
+    free(fr);
+    return drawn;
 }
 
 /* A GPU is needed when any variant the run selects runs on one. */
@@ -328,10 +491,16 @@ static int check_named_variant(const struct op_run *r)
 static void print_problem(const struct op_run *r)
 {
     const struct conv_shape *s = &r->opts.shape;
-    printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d | seed %llu | check: %s\n",
-           r->opts.preset, s->n, s->cin, s->cout, s->h, s->w, s->ksize,
-           (unsigned long long)r->opts.seed,
-           r->opts.verify ? "against float64 of the inputs as drawn" : "off (--no-verify)");
+    printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d", r->opts.preset, s->n, s->cin,
+           s->cout, s->h, s->w, s->ksize);
+    for (int i = 0; i < r->op->param_count; i++)
+        printf(" %s=%g", r->op->params[i].flag, r->opts.param[i]);
+    if (r->frames)
+        printf(" | %d frames, each timed alone after an untimed frame 0", r->frames);
+    printf(" | seed %llu | check: %s\n", (unsigned long long)r->opts.seed,
+           !r->opts.verify ? "off (--no-verify)"
+           : r->frames     ? "every frame, against float64 of the inputs as drawn"
+                           : "against float64 of the inputs as drawn");
 }
 
 int op_main(const struct lesson *lesson, int argc, char **argv)
@@ -349,9 +518,10 @@ int op_main(const struct lesson *lesson, int argc, char **argv)
                       r.opts.device);
     if (rc != EXIT_PASS)
         return rc;
+    r.frames = lesson->op->frames ? lesson->op->frames(&r.opts.shape) : 0;
     session_print_header(&r.session, any_cpu_variant(&r));
     print_problem(&r);
-    run_bench(&r);
+    const bool drawn = run_bench(&r);
     session_close(&r.session);
-    return r.failures ? EXIT_FAIL : EXIT_PASS;
+    return !drawn ? EXIT_USAGE : r.failures ? EXIT_FAIL : EXIT_PASS;
 }

@@ -124,6 +124,44 @@ bool csv_append(const struct run_context *ctx, const struct result_row *row)
     return ok;
 }
 
+bool frame_csv_append(const char *path, const struct run_context *ctx,
+                      const struct result_row *row, const struct frame_row *frames, int count)
+{
+    char *text = NULL;
+    size_t text_size = 0;
+    FILE *f = open_memstream(&text, &text_size);
+    if (!f) {
+        print_error("--frames-csv %s: out of host memory for its rows", path);
+        return false;
+    }
+    for (int i = 0; i < count; i++) {
+        const struct frame_row *fr = &frames[i];
+        if (i > 0)
+            fputc('\n', f);
+        fprintf(f, "%s", ctx->lesson);
+        csv_text(f, row->variant);
+        csv_text(f, ctx->preset);
+        csv_text(f, row->device);
+        fprintf(f, ",%d", fr->frame);
+        csv_number(f, "%.6f", fr->time.median_ms);
+        csv_number(f, "%.6f", fr->time.min_ms);
+        csv_number(f, "%.3e", fr->verified ? fr->check.rel_l2 : NAN);
+        csv_number(f, "%.3e", fr->verified ? fr->check.max_abs : NAN);
+        fprintf(f, ",%s,%s", !fr->verified ? "unchecked" : fr->check.pass ? "PASS" : "FAIL",
+                build_commit);
+        csv_text(f, row->params);
+    }
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    char err[CSV_ERROR_SIZE];
+    if (!ok)
+        print_error("--frames-csv %s: out of host memory for its rows", path);
+    else if (!(ok = append_line(path, FRAME_CSV_HEADER, text, err, sizeof err)))
+        print_error("--frames-csv %s", err);
+    free(text);
+    return ok;
+}
+
 bool report_row(const struct run_context *ctx, const struct result_row *row)
 {
     print_row(row);

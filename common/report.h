@@ -45,6 +45,23 @@ const char *row_status(const struct result_row *row);
 /* Appends one row (and the header when the file is new or empty); false with a
  * message on stderr when the file cannot be written. */
 bool csv_append(const struct run_context *ctx, const struct result_row *row);
+/* A sequence op's rows per frame (--frames-csv): the variant's row, then the frame's
+ * time over the timed passes (none for frame 0, which is not timed) and its check. */
+#define FRAME_CSV_HEADER                                                                     \
+    "lesson,variant,preset,device,frame,median_ms,min_ms,rel_err,max_abs_err,status,commit,params"
+
+struct frame_row {
+    int frame;
+    struct timing time; /* NAN for an untimed frame */
+    bool verified;
+    struct check_result check;
+};
+
+/* Appends one line per frame in one write; false with a message on stderr when the
+ * file cannot be written. */
+bool frame_csv_append(const char *path, const struct run_context *ctx,
+                      const struct result_row *row, const struct frame_row *frames, int count);
+
 /* Prints the row and, when it ran and ctx has a CSV path, appends it; false when the
  * CSV could not be written (the message is printed). */
 bool report_row(const struct run_context *ctx, const struct result_row *row);

@@ -110,10 +110,8 @@ void delta_cpu_detect(struct delta_cpu *st, const float *frame, float threshold)
         for (int y = ty * st->tile; y < y1; y++)
             for (int x = 0; x < s->w; x++) {
                 const size_t at = nhwc_at(s->w, c, y, x, 0);
-                float largest = 0;
-                for (int ch = 0; ch < c; ch++)
-                    largest = fmaxf(largest, fabsf(frame[at + ch] - st->x_ref[at + ch]));
-                const bool active = largest > threshold;
+                const bool active =
+                    delta_largest_change(frame + at, st->x_ref + at, c) > threshold;
                 st->pixel_active[y * s->w + x] = active;
                 if (!active)
                     continue; /* carried over: x_ref keeps the old value */
@@ -153,4 +151,15 @@ void delta_cpu_frame(struct delta_cpu *st, const float *x, float threshold, int 
     }
     delta_cpu_detect(st, x, threshold);
     delta_cpu_apply(st);
+}
+
+double delta_cpu_reached_share(const struct delta_cpu *st)
+{
+    const int reach = delta_reach(st->s.ksize, st->tile);
+    int reached = 0;
+    for (int ty = 0; ty < st->tiles_y; ty++)
+        for (int tx = 0; tx < st->tiles_x; tx++)
+            reached +=
+                delta_tile_reached(st->tile_changed, st->tiles_y, st->tiles_x, reach, ty, tx);
+    return (double)reached / (st->tiles_y * st->tiles_x);
 }

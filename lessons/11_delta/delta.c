@@ -108,8 +108,28 @@ double delta_error_bound(const struct conv_shape *s, const float *weights, float
     return threshold * largest;
 }
 
+/* A whole frame as delta_gold_from reads it. */
+struct frame_view {
+    const struct conv_shape *s;
+    const float *in;
+};
+
+static const float *frame_pixel(const void *context, int y, int x)
+{
+    const struct frame_view *f = context;
+    return f->in + nhwc_at(f->s->w, f->s->cin, y, x, 0);
+}
+
 double delta_gold_at(const struct conv_shape *s, const float *in, const float *weights,
                      const float *bias, int y, int x, int co, double *magnitude)
+{
+    const struct frame_view frame = {s, in};
+    return delta_gold_from(s, frame_pixel, &frame, weights, bias, y, x, co, magnitude);
+}
+
+double delta_gold_from(const struct conv_shape *s, delta_pixel_fn pixel, const void *context,
+                       const float *weights, const float *bias, int y, int x, int co,
+                       double *magnitude)
 {
     const int r = s->ksize / 2;
     double sum = bias[co], scale = fabs((double)bias[co]);
@@ -121,7 +141,7 @@ double delta_gold_at(const struct conv_shape *s, const float *in, const float *w
             const int xx = x + j - r;
             if (xx < 0 || xx >= s->w)
                 continue;
-            const float *px = in + nhwc_at(s->w, s->cin, yy, xx, 0);
+            const float *px = pixel(context, yy, xx);
             const float *wt = weights + krsc_at(s->ksize, s->cin, co, i, j, 0);
             for (int ci = 0; ci < s->cin; ci++) {
                 const double p = (double)px[ci] * wt[ci];

@@ -32,6 +32,7 @@
 #ifndef DELTA_H
 #define DELTA_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,6 +149,22 @@ double delta_error_bound(const struct conv_shape *s, const float *weights, float
  * |bias| + sum |w * in|, the scale of its rounding error. */
 double delta_gold_at(const struct conv_shape *s, const float *in, const float *weights,
                      const float *bias, int y, int x, int co, double *magnitude);
+/* The same with the input read through pixel(context, y, x), the c floats of the input
+ * pixel (y, x) inside the image: an input that exists only around the output. */
+typedef const float *(*delta_pixel_fn)(const void *context, int y, int x);
+double delta_gold_from(const struct conv_shape *s, delta_pixel_fn pixel, const void *context,
+                       const float *weights, const float *bias, int y, int x, int co,
+                       double *magnitude);
+
+/* The threshold step's test of one pixel: max_c |now - ref| (c floats each). The GPU
+ * reduces in another order; a maximum is exact in any. */
+static inline DELTA_HD float delta_largest_change(const float *now, const float *ref, int c)
+{
+    float largest = 0.0f;
+    for (int ch = 0; ch < c; ch++)
+        largest = fmaxf(largest, fabsf(now[ch] - ref[ch]));
+    return largest;
+}
 
 /* The delta algorithm on the host, float32. Its threshold step is the GPU's, operation
  * for operation, so x_ref, pixel_active and tile_changed match the variants' bit for
@@ -179,6 +196,9 @@ void delta_cpu_apply(struct delta_cpu *st);
 /* One frame: delta_cpu_first for frame 0, else detect and apply. The frame's output
  * is st->y. */
 void delta_cpu_frame(struct delta_cpu *st, const float *x, float threshold, int frame_index);
+/* The share of output tiles that a changed input tile reaches after detect: the share
+ * an update step recomputes. */
+double delta_cpu_reached_share(const struct delta_cpu *st);
 
 #ifdef __cplusplus
 }

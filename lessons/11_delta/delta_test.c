@@ -106,17 +106,6 @@ static void free_report(struct run_report *r)
     free(r->updated);
 }
 
-static double reached_fraction(const struct delta_cpu *st)
-{
-    const int reach = delta_reach(st->s.ksize, st->tile);
-    int reached = 0;
-    for (int ty = 0; ty < st->tiles_y; ty++)
-        for (int tx = 0; tx < st->tiles_x; tx++)
-            reached +=
-                delta_tile_reached(st->tile_changed, st->tiles_y, st->tiles_x, reach, ty, tx);
-    return (double)reached / (st->tiles_y * st->tiles_x);
-}
-
 /* Runs the algorithm on the stem's output of every frame of seq and compares each
  * frame's output with its gold. An element may be off by the threshold's bound plus
  * its rounding allowance: the latest recomputation's (DELTA_RECOMPUTE, from an x_ref
@@ -151,7 +140,7 @@ static struct run_report run_sequence(const struct layer *l, const struct stem *
             detect(&st, x, threshold);
             delta_cpu_apply(&st);
         }
-        r.updated[f] = f == 0 ? 1 : reached_fraction(&st);
+        r.updated[f] = f == 0 ? 1 : delta_cpu_reached_share(&st);
         double worst = 0, share = 0, err2 = 0, ref2 = 0;
         for (size_t e = 0; e < n; e++) {
             /* x_ref is within the threshold of x, so the magnitude of a sum over x_ref
