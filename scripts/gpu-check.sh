@@ -8,7 +8,8 @@
 #   extras  PyTorch's rows (scripts/pytorch_rows.py, and scripts/pytorch_covariance.py
 #           for lesson 10), the cross-lesson agreement of the cuDNN rows
 #           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, the plots
-# No stage: all three, starting the sweep's CSV afresh. Logs, the CSV and the plots
+# No stage: all three, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
+# frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
 # build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
 # without .git needs the .commit file scripts/stamp-commit.sh writes.
@@ -20,7 +21,7 @@ csv=$work/bench.csv
 mkdir -p "$out" "$work"
 summary=$out/summary.txt
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || { stages=(test bench extras); rm -f "$csv"; }
+[ ${#stages[@]} -gt 0 ] || { stages=(test bench extras); rm -f "$csv" "$work/frames.csv" "$work/11_sweep.csv"; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "gpu-check: no GPU here (nvidia-smi lists none); run it on a GPU machine" | tee -a "$summary"
@@ -70,10 +71,13 @@ for stage in "${stages[@]}"; do
         step mma_rate "$root/build/bin/mma_rate"
         cat "$out/mma_rate.log" >>"$summary"
         step plots "$py" "$root/plots/plot.py" "$csv" --out "$work/img"
+        [ -s "$work/frames.csv" ] &&
+            step plot_frames "$py" "$root/plots/plot_frames.py" "$work/frames.csv" --out "$work/img"
         [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img ;;
     *) echo "gpu-check: unknown stage '$stage' (test, bench, extras)"; exit 2 ;;
     esac
 done
 cp "$csv" "$out/bench.csv" 2>/dev/null
+cp "$work/frames.csv" "$work/11_sweep.csv" "$out/" 2>/dev/null
 echo "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)" | tee -a "$summary"
 exit $status

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "delta.h"
+#include "delta_op.h"
 #include "rng.h"
 #include "unit.h"
 #include "video.h"
@@ -806,6 +807,67 @@ static void preset_sizes(void)
     CHECK(delta_downscale(&odd) == 0);
 }
 
+/* The op's per-frame check (delta_op.c), fed the host algorithm's outputs: it passes
+ * them for the variant kind they are, and fails a NaN, a sparse output offered as
+ * dense (or the dense truth offered as sparse) and one value nudged past rounding. */
+static bool op_check_passes(const struct conv_shape *s, const double *param, enum delta_kind kind,
+                            int frame, void *const *before, float *out)
+{
+    const struct op_variant v = {.name = "test", .kind = kind};
+    void *after[DELTA_TENSOR_COUNT] = {[DELTA_OUT] = out};
+    const struct op_check c = {s, param, &v, 0, frame, before, after};
+    return delta_op_check(&c).pass;
+}
+
+static void op_check_can_fail(void)
+{
+    const struct conv_shape s = {.n = 1, .cin = 8, .cout = 8, .h = 21, .w = 27, .ksize = 3,
+                                 .bias = true};
+    const double param[DELTA_PARAM_COUNT] = {[DELTA_THRESHOLD] = 0.02, [DELTA_TILE] = 8};
+    CHECK(delta_op_shape_problem(&s, param) == NULL);
+    struct op_tensor t[DELTA_TENSOR_COUNT];
+    CHECK(delta_op_tensors(&s, 0, t) == DELTA_TENSOR_COUNT);
+    void *tensor[DELTA_TENSOR_COUNT];
+    for (int i = 0; i < DELTA_TENSOR_COUNT; i++)
+        tensor[i] = alloc_or_exit(t[i].bytes);
+    char err[512];
+    CHECK(delta_op_draw_from(VTEST_DIR, &s, param, LAYER_SEED, tensor, err, sizeof err));
+    CHECK(isnan(((float *)tensor[DELTA_OUT])[0]));
+    const size_t n = frame_elements(&s);
+    const float *frames = tensor[DELTA_FRAMES];
+    float *truth = alloc_or_exit(n * sizeof(float));
+    struct delta_cpu st;
+    delta_cpu_init(&st, &s, tensor[DELTA_WEIGHTS], tensor[DELTA_BIAS], 8, DELTA_ACCUMULATE);
+    int carried_frames = 0;
+    for (int f = 0; f < delta_op_frames(&s); f++) {
+        const float *x = frames + (size_t)f * n;
+        delta_cpu_frame(&st, x, (float)param[DELTA_THRESHOLD], f);
+        CHECK(op_check_passes(&s, param, DELTA_KIND_ACCUMULATE, f, tensor, st.y));
+        for (int y = 0; y < s.h; y++)
+            for (int xx = 0; xx < s.w; xx++)
+                for (int co = 0; co < s.cout; co++)
+                    truth[nhwc_at(s.w, s.cout, y, xx, co)] = (float)delta_gold_at(
+                        &s, x, tensor[DELTA_WEIGHTS], tensor[DELTA_BIAS], y, xx, co, NULL);
+        CHECK(op_check_passes(&s, param, DELTA_KIND_DENSE, f, tensor, truth));
+        if (f == 0 || memcmp(st.x_ref, x, n * sizeof(float)) == 0)
+            continue; /* nothing carried over: the two answers agree */
+        carried_frames++;
+        CHECK(!op_check_passes(&s, param, DELTA_KIND_DENSE, f, tensor, st.y));
+        CHECK(!op_check_passes(&s, param, DELTA_KIND_ACCUMULATE, f, tensor, truth));
+        const float kept = st.y[n / 2];
+        st.y[n / 2] = NAN;
+        CHECK(!op_check_passes(&s, param, DELTA_KIND_ACCUMULATE, f, tensor, st.y));
+        st.y[n / 2] = kept + 1e-2f; /* past 47 frames of rounding at C = 8 (1.4e-3) */
+        CHECK(!op_check_passes(&s, param, DELTA_KIND_ACCUMULATE, f, tensor, st.y));
+        st.y[n / 2] = kept;
+    }
+    CHECK(carried_frames > 0);
+    delta_cpu_free(&st);
+    free(truth);
+    for (int i = 0; i < DELTA_TENSOR_COUNT; i++)
+        free(tensor[i]);
+}
+
 static const struct unit_case cases[] = {
     {"frames_load", frames_load},
     {"shrink_is_exact", shrink_is_exact},
@@ -821,6 +883,7 @@ static const struct unit_case cases[] = {
     {"state_layout", state_layout},
     {"rejects_bad_shapes", rejects_bad_shapes},
     {"preset_sizes", preset_sizes},
+    {"op_check_can_fail", op_check_can_fail},
 };
 
 UNIT_MAIN(cases)
