@@ -226,6 +226,8 @@ static const char *over_limit(const struct op_run *r, const struct op_variant *v
 static const char *blocker(const struct op_run *r, const struct op_variant *v, char *reason,
                            size_t size)
 {
+    if (r->frames && v->cpu)
+        return "a sequence runs on the GPU (its frames are timed with device events)";
     const char *why = v->unsupported ? v->unsupported(&r->opts.shape) : NULL;
     return why ? why : over_limit(r, v, reason, size);
 }
@@ -280,40 +282,32 @@ static struct check_result check_sequence(const struct op_run *r, const struct v
 }
 
 /* Passes over the sequence: frame 0 untimed (it starts the state afresh), then every
- * later frame between its own pair of events (host clock for a CPU variant). Enough
- * passes for `reps` timed frames, after one untimed pass when there is a warm-up. The
- * row's time is over every timed frame; fr[f].time over frame f's passes. */
+ * later frame between its own pair of events. Enough passes for `reps` timed frames,
+ * after one untimed pass when there is a warm-up. The row's time is over every timed
+ * frame; fr[f].time over frame f's passes. */
 static struct timing time_sequence(const struct op_run *r, const struct variant_run *vr,
                                    struct frame_row *fr)
 {
-    const bool cpu = vr->variant->cpu;
     const int timed = r->frames - 1;
-    const int reps = cpu ? r->opts.cpu_reps : r->opts.reps;
-    const int passes = (reps + timed - 1) / timed;
-    const int warm = (cpu ? r->opts.cpu_warmup : r->opts.warmup) > 0;
+    const int passes = (r->opts.reps + timed - 1) / timed;
+    const int warm = r->opts.warmup > 0;
     double *ms = host_alloc((size_t)passes * timed * sizeof(double), "the frame times");
-    double *at = host_alloc((size_t)r->frames * sizeof(double), "the frame clock");
-    cudaEvent_t *ev = cpu ? NULL : host_alloc((size_t)r->frames * sizeof *ev, "the events");
-    for (int f = 0; !cpu && f < r->frames; f++)
+    cudaEvent_t *ev = host_alloc((size_t)r->frames * sizeof *ev, "the events");
+    for (int f = 0; f < r->frames; f++)
         CUDA_CHECK(cudaEventCreate(&ev[f]));
     for (int pass = 0; pass < warm + passes; pass++) {
         for (int f = 0; f < r->frames; f++) {
             enqueue_frame(vr, f);
-            if (cpu)
-                at[f] = host_now_ms();
-            else
-                CUDA_CHECK(cudaEventRecord(ev[f], vr->b->stream));
+            CUDA_CHECK(cudaEventRecord(ev[f], vr->b->stream));
         }
-        if (!cpu)
-            CUDA_CHECK(cudaEventSynchronize(ev[r->frames - 1]));
+        CUDA_CHECK(cudaEventSynchronize(ev[r->frames - 1]));
         for (int f = 1; pass >= warm && f < r->frames; f++) {
-            float gpu_ms = 0;
-            if (!cpu)
-                CUDA_CHECK(cudaEventElapsedTime(&gpu_ms, ev[f - 1], ev[f]));
-            ms[(size_t)(f - 1) * passes + pass - warm] = cpu ? at[f] - at[f - 1] : gpu_ms;
+            float frame_ms;
+            CUDA_CHECK(cudaEventElapsedTime(&frame_ms, ev[f - 1], ev[f]));
+            ms[(size_t)(f - 1) * passes + pass - warm] = frame_ms;
         }
     }
-    for (int f = 0; !cpu && f < r->frames; f++)
+    for (int f = 0; f < r->frames; f++)
         CUDA_CHECK(cudaEventDestroy(ev[f]));
     double *one = host_alloc((size_t)passes * sizeof(double), "a frame's times");
     for (int f = 1; f < r->frames; f++) {
@@ -323,7 +317,6 @@ static struct timing time_sequence(const struct op_run *r, const struct variant_
     struct timing all = timing_from_samples(ms, passes * timed);
     free(one);
     free(ev);
-    free(at);
     free(ms);
     return all;
 }
@@ -511,6 +504,7 @@ int op_main(const struct lesson *lesson, int argc, char **argv)
     case CLI_EXIT_USAGE: return EXIT_USAGE;
     case CLI_RUN: break;
     }
+    r.frames = lesson->op->frames ? lesson->op->frames(&r.opts.shape) : 0;
     int rc = check_named_variant(&r);
     if (rc != EXIT_PASS)
         return rc;
@@ -518,7 +512,6 @@ int op_main(const struct lesson *lesson, int argc, char **argv)
                       r.opts.device);
     if (rc != EXIT_PASS)
         return rc;
-    r.frames = lesson->op->frames ? lesson->op->frames(&r.opts.shape) : 0;
     session_print_header(&r.session, any_cpu_variant(&r));
     print_problem(&r);
     const bool drawn = run_bench(&r);

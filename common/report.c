@@ -82,16 +82,38 @@ static void csv_text(FILE *f, const char *text)
     }
 }
 
+/* Rows are built in memory (rows_open), then appended in one write (rows_append): the
+ * file gains them whole or not at all. Errors are one line naming the flag. */
+static FILE *rows_open(char **text, size_t *size, const char *flag, const char *path)
+{
+    *text = NULL;
+    FILE *f = open_memstream(text, size);
+    if (!f)
+        print_error("%s %s: out of host memory for its rows", flag, path);
+    return f;
+}
+
+static bool rows_append(FILE *f, char **text, const char *flag, const char *path,
+                        const char *header)
+{
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    char err[CSV_ERROR_SIZE];
+    if (!ok)
+        print_error("%s %s: out of host memory for its rows", flag, path);
+    else if (!(ok = append_line(path, header, *text, err, sizeof err)))
+        print_error("%s %s", flag, err);
+    free(*text);
+    return ok;
+}
+
 bool csv_append(const struct run_context *ctx, const struct result_row *row)
 {
-    /* The row is built in memory, then appended in one write: whole or not at all. */
-    char *line = NULL;
-    size_t line_size = 0;
-    FILE *f = open_memstream(&line, &line_size);
-    if (!f) {
-        print_error("--csv %s: out of host memory for a row", ctx->csv_path);
+    char *line;
+    size_t line_size;
+    FILE *f = rows_open(&line, &line_size, "--csv", ctx->csv_path);
+    if (!f)
         return false;
-    }
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -113,27 +135,17 @@ bool csv_append(const struct run_context *ctx, const struct result_row *row)
     csv_number(f, "%.3e", row->verified ? row->check.max_abs : NAN);
     fprintf(f, ",%s,%s,%s,%s", row_status(row), build_commit, date, row->layout);
     csv_text(f, row->params);
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    char err[CSV_ERROR_SIZE];
-    if (!ok)
-        print_error("--csv %s: out of host memory for a row", ctx->csv_path);
-    else if (!(ok = append_line(ctx->csv_path, CSV_HEADER, line, err, sizeof err)))
-        print_error("--csv %s", err);
-    free(line);
-    return ok;
+    return rows_append(f, &line, "--csv", ctx->csv_path, CSV_HEADER);
 }
 
 bool frame_csv_append(const char *path, const struct run_context *ctx,
                       const struct result_row *row, const struct frame_row *frames, int count)
 {
-    char *text = NULL;
-    size_t text_size = 0;
-    FILE *f = open_memstream(&text, &text_size);
-    if (!f) {
-        print_error("--frames-csv %s: out of host memory for its rows", path);
+    char *text;
+    size_t text_size;
+    FILE *f = rows_open(&text, &text_size, "--frames-csv", path);
+    if (!f)
         return false;
-    }
     for (int i = 0; i < count; i++) {
         const struct frame_row *fr = &frames[i];
         if (i > 0)
@@ -151,15 +163,7 @@ bool frame_csv_append(const char *path, const struct run_context *ctx,
                 build_commit);
         csv_text(f, row->params);
     }
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    char err[CSV_ERROR_SIZE];
-    if (!ok)
-        print_error("--frames-csv %s: out of host memory for its rows", path);
-    else if (!(ok = append_line(path, FRAME_CSV_HEADER, text, err, sizeof err)))
-        print_error("--frames-csv %s", err);
-    free(text);
-    return ok;
+    return rows_append(f, &text, "--frames-csv", path, FRAME_CSV_HEADER);
 }
 
 bool report_row(const struct run_context *ctx, const struct result_row *row)

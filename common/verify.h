@@ -18,6 +18,11 @@
 #include "gold.h"
 #include "tensor_format.h"
 
+/* Memory filled with 0xFF bytes holds NaN in every float, half and bfloat16: an output
+ * element nobody writes fails the check, and a kernel that reads an element it must
+ * not gets a NaN. */
+#define POISON_BYTE 0xFF
+
 struct tolerance {
     double rtol; /* relative to each output's magnitude */
     double atol;

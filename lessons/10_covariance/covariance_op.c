@@ -10,9 +10,6 @@
 
 const char *const cov_layout_names[COV_LAYOUT_COUNT] = {"full", "blocks", "factored"};
 
-/* 0xFF bytes are a NaN in float32. */
-#define NAN_BYTE 0xFF
-
 int cov_op_tensors(const struct conv_shape *s, int layout, struct op_tensor *t)
 {
     const bool full = layout == COV_FULL;
@@ -52,8 +49,8 @@ void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *co
     float *ob = host_alloc(cov_out_count(s, COV_BLOCKS) * sizeof *ob, "the output blocks");
     draw_gamma_diag(s, gd, &g);
     fill_uniform(ob, cov_out_count(s, COV_BLOCKS), -1.0f, 1.0f, &g);
-    memset(tensor[COV_GAMMA], NAN_BYTE, cov_gamma_full_count(s) * sizeof(float));
-    memset(tensor[COV_OUT], NAN_BYTE, cov_out_count(s, COV_FULL) * sizeof(float));
+    memset(tensor[COV_GAMMA], POISON_BYTE, cov_gamma_full_count(s) * sizeof(float));
+    memset(tensor[COV_OUT], POISON_BYTE, cov_out_count(s, COV_FULL) * sizeof(float));
     cov_scatter_gamma(s, gd, tensor[COV_GAMMA]);
     cov_scatter_out(s, ob, tensor[COV_OUT]);
     free(gd);

@@ -10,8 +10,6 @@
 #include "alloc.h"
 #include "video.h"
 
-#define NAN_BYTE 0xff /* every byte 0xff: a float NaN */
-
 const struct op_param delta_params[DELTA_PARAM_COUNT] = {
     [DELTA_THRESHOLD] = {"threshold", "a pixel's change is applied above it (layer-input units)",
                          DELTA_DEFAULT_THRESHOLD, 0, 1000, false},
@@ -22,11 +20,6 @@ const struct op_param delta_params[DELTA_PARAM_COUNT] = {
 };
 
 const char *const delta_layout_names[] = {"nhwc"};
-
-static size_t frame_elements(const struct conv_shape *s)
-{
-    return (size_t)s->h * s->w * s->cin;
-}
 
 int delta_op_frames(const struct conv_shape *s)
 {
@@ -45,7 +38,7 @@ const char *delta_op_shape_problem(const struct conv_shape *s, const double *par
 int delta_op_tensors(const struct conv_shape *s, int layout, struct op_tensor *t)
 {
     (void)layout;
-    const size_t frame = frame_elements(s) * sizeof(float);
+    const size_t frame = input_count(s) * sizeof(float);
     t[DELTA_FRAMES] = (struct op_tensor){"the frames", (size_t)delta_op_frames(s) * frame, false};
     t[DELTA_WEIGHTS] = (struct op_tensor){"the weights", weight_count(s) * sizeof(float), false};
     t[DELTA_BIAS] = (struct op_tensor){"the bias", (size_t)s->cout * sizeof(float), false};
@@ -87,11 +80,11 @@ bool delta_op_draw_from(const char *frames_dir, const struct conv_shape *s, cons
     float *x = tensor[DELTA_FRAMES];
     for (int f = 0; f < frames; f++)
         stem_apply(&stem, grey + (size_t)f * s->h * s->w, s->h, s->w,
-                   x + (size_t)f * frame_elements(s));
+                   x + (size_t)f * input_count(s));
     stem_free(&stem);
     free(grey);
     delta_layer_init(s, seed, tensor[DELTA_WEIGHTS], tensor[DELTA_BIAS]);
-    memset(tensor[DELTA_OUT], NAN_BYTE, frame_elements(s) * sizeof(float));
+    memset(tensor[DELTA_OUT], POISON_BYTE, input_count(s) * sizeof(float));
     return true;
 }
 
@@ -125,7 +118,7 @@ static void window_replay(struct window *win, const float *frames, float thresho
             const size_t at = nhwc_at(s->w, c, y, x, 0);
             memcpy(ref, frames + at, (size_t)c * sizeof *ref);
             for (int f = 0; f <= frame; f++) {
-                const float *now = frames + (size_t)f * frame_elements(s) + at;
+                const float *now = frames + (size_t)f * input_count(s) + at;
                 for (int ch = 0; ch < c; ch++)
                     win->largest = fmaxf(win->largest, now[ch]);
                 if (f > 0 && delta_largest_change(now, ref, c) > threshold)
@@ -158,7 +151,7 @@ struct check_result delta_op_check(const struct op_check *c)
     const struct conv_shape *s = c->shape;
     const float *frames = c->before[DELTA_FRAMES], *weights = c->before[DELTA_WEIGHTS];
     const float *bias = c->before[DELTA_BIAS], *out = c->after[DELTA_OUT];
-    const float *x_t = frames + (size_t)c->frame * frame_elements(s);
+    const float *x_t = frames + (size_t)c->frame * input_count(s);
     const float threshold = (float)c->param[DELTA_THRESHOLD];
     const enum delta_kind kind = (enum delta_kind)c->variant->kind;
     const bool sparse = kind != DELTA_KIND_DENSE && c->frame > 0;
@@ -234,11 +227,11 @@ double delta_op_recomputed_share(const struct conv_shape *s, const double *param
     struct delta_cpu st;
     delta_cpu_init(&st, s, tensor[DELTA_WEIGHTS], tensor[DELTA_BIAS], (int)param[DELTA_TILE],
                    DELTA_RECOMPUTE);
-    memcpy(st.x_ref, frames, frame_elements(s) * sizeof(float));
+    memcpy(st.x_ref, frames, input_count(s) * sizeof(float));
     double sum = 0;
     const int count = delta_op_frames(s);
     for (int f = 1; f < count; f++) {
-        delta_cpu_detect(&st, frames + (size_t)f * frame_elements(s),
+        delta_cpu_detect(&st, frames + (size_t)f * input_count(s),
                          (float)param[DELTA_THRESHOLD]);
         sum += delta_cpu_reached_share(&st);
     }
@@ -252,7 +245,7 @@ double delta_op_recomputed_share(const struct conv_shape *s, const double *param
 double delta_op_min_bytes(const struct conv_shape *s, int layout)
 {
     (void)layout;
-    return (2.0 * frame_elements(s) + weight_count(s) + s->cout) * sizeof(float);
+    return (2.0 * input_count(s) + weight_count(s) + s->cout) * sizeof(float);
 }
 
 double delta_op_flops(const struct conv_shape *s, int layout)

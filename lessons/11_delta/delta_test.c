@@ -56,11 +56,6 @@ static void free_layer(struct layer *l)
     free(l->bias);
 }
 
-static size_t frame_elements(const struct conv_shape *s)
-{
-    return (size_t)s->h * s->w * s->cin;
-}
-
 /* The gold of every output element of a frame, and its magnitude. */
 static void gold_frame(const struct layer *l, const float *x, double *ref, double *mag)
 {
@@ -88,7 +83,7 @@ typedef void (*detect_fn)(struct delta_cpu *st, const float *x, float threshold)
 static void detect_dropping(struct delta_cpu *st, const float *x, float threshold)
 {
     delta_cpu_detect(st, x, threshold);
-    memcpy(st->x_ref, x, frame_elements(&st->s) * sizeof(float));
+    memcpy(st->x_ref, x, input_count(&st->s) * sizeof(float));
 }
 
 /* Per frame of a run: the largest |y - gold|, the largest share of its allowance that
@@ -117,7 +112,7 @@ static struct run_report run_sequence(const struct layer *l, const struct stem *
                                       enum delta_update_rule rule, detect_fn detect)
 {
     const struct conv_shape *s = &l->s;
-    const size_t n = frame_elements(s);
+    const size_t n = input_count(s);
     const double rtol = fp32_rtol(s);
     struct run_report r = {.frames = seq->count,
                            .bound = delta_error_bound(s, l->weights, threshold)};
@@ -411,7 +406,7 @@ static void first_frame_matches_gold(void)
     if (!vtest_scene(&sc))
         return;
     const struct layer *l = &sc.l;
-    const size_t n = frame_elements(&l->s);
+    const size_t n = input_count(&l->s);
     float *x = alloc_or_exit(n * sizeof(float));
     double *ref = alloc_or_exit(n * sizeof(double)), *mag = alloc_or_exit(n * sizeof(double));
     stem_apply(&sc.stem, frame_at(&sc.seq, 0), sc.seq.h, sc.seq.w, x);
@@ -504,7 +499,7 @@ static void carry_over_fires_late(void)
 {
     const float threshold = 0.1f, step = 0.06f;
     struct layer l = make_layer(10, 12, 2, 3, LAYER_SEED);
-    const size_t n = frame_elements(&l.s);
+    const size_t n = input_count(&l.s);
     struct rng r = rng_seeded(9);
     float *x = alloc_or_exit(n * sizeof(float));
     double *ref = alloc_or_exit(n * sizeof(double)), *mag = alloc_or_exit(n * sizeof(double));
@@ -571,7 +566,7 @@ static void tile_masks_at_borders(void)
             struct layer l = make_layer(h, w, c, ksizes[ki], LAYER_SEED + ki);
             const int k = ksizes[ki], r = k / 2, reach = delta_reach(k, tile);
             CHECK(reach == (k == 1 ? 0 : 1));
-            const size_t n = frame_elements(&l.s);
+            const size_t n = input_count(&l.s);
             struct rng g = rng_seeded(21);
             float *x = alloc_or_exit(n * sizeof(float));
             double *ref = alloc_or_exit(n * sizeof(double));
@@ -646,7 +641,7 @@ static void change_fractions_vtest(void)
         struct stem stem;
         stem_init(&stem, s->cin, DELTA_STEM_SEED);
         struct layer l = make_layer(s->h, s->w, s->cin, s->ksize, LAYER_SEED);
-        float *x = alloc_or_exit(frame_elements(s) * sizeof(float));
+        float *x = alloc_or_exit(input_count(s) * sizeof(float));
         struct delta_cpu st[THRESHOLDS];
         double changed[THRESHOLDS][TILES] = {{0}}, reached[THRESHOLDS][TILES] = {{0}};
         double pixels[THRESHOLDS] = {0};
@@ -656,7 +651,7 @@ static void change_fractions_vtest(void)
             stem_apply(&stem, frame_at(&seq, f), s->h, s->w, x);
             for (int t = 0; t < THRESHOLDS; t++) {
                 if (f == 0) { /* only the threshold step runs here: no output is computed */
-                    memcpy(st[t].x_ref, x, frame_elements(s) * sizeof(float));
+                    memcpy(st[t].x_ref, x, input_count(s) * sizeof(float));
                     continue;
                 }
                 delta_cpu_detect(&st[t], x, thresholds[t]);
@@ -833,7 +828,7 @@ static void op_check_can_fail(void)
     char err[512];
     CHECK(delta_op_draw_from(VTEST_DIR, &s, param, LAYER_SEED, tensor, err, sizeof err));
     CHECK(isnan(((float *)tensor[DELTA_OUT])[0]));
-    const size_t n = frame_elements(&s);
+    const size_t n = input_count(&s);
     const float *frames = tensor[DELTA_FRAMES];
     float *truth = alloc_or_exit(n * sizeof(float));
     struct delta_cpu st;

@@ -8,13 +8,12 @@
 static struct delta_args delta_args_of(const struct op_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    const size_t frame = (size_t)s->h * s->w * s->cin;
     struct delta_args d = {.h = s->h,
                            .w = s->w,
                            .c = s->cin,
                            .ksize = s->ksize,
                            .frame_index = a->frame,
-                           .frame = (const float *)a->tensor[DELTA_FRAMES] + a->frame * frame,
+                           .frame = (const float *)a->tensor[DELTA_FRAMES] + a->frame * input_count(s),
                            .weights = a->tensor[DELTA_WEIGHTS],
                            .bias = a->tensor[DELTA_BIAS],
                            .out = a->tensor[DELTA_OUT],
