@@ -59,19 +59,27 @@ static size_t aligned(size_t bytes)
     return (bytes + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
 }
 
-struct delta_state_layout delta_state_layout(enum delta_variant v, int h, int w, int c, int tile)
+size_t delta_arranged_weights(int c, int ksize)
+{
+    const size_t cout_blocks = (size_t)(c + DELTA_UNIT_COUT - 1) / DELTA_UNIT_COUT;
+    const size_t chunks = (size_t)(c + DELTA_CHUNK - 1) / DELTA_CHUNK;
+    return cout_blocks * chunks * ksize * ksize * DELTA_CHUNK * DELTA_UNIT_COUT;
+}
+
+struct delta_state_layout delta_state_layout(enum delta_variant v, int h, int w, int c, int ksize,
+                                             int tile)
 {
     struct delta_state_layout l = {0};
-    if (v == DELTA_DENSE)
+    size_t at = aligned(delta_arranged_weights(c, ksize) * sizeof(float));
+    if (v == DELTA_DENSE) {
+        l.bytes = at;
         return l;
+    }
     const size_t frame = aligned((size_t)h * w * c * sizeof(float));
     const size_t pixels = aligned((size_t)h * w);
     const size_t tiles = (size_t)delta_tiles(h, tile) * delta_tiles(w, tile);
     const bool delta = v == DELTA_UPDATE || v == DELTA_COMPACT;
-    size_t at = 0;
     l.x_ref = at;
-    at += frame;
-    l.y = at;
     at += frame;
     l.d = at;
     at += delta ? frame : 0;

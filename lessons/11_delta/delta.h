@@ -49,8 +49,12 @@
 extern "C" {
 #endif
 
-/* The kernels compute 8x8-pixel units; a tile is a whole number of them. */
+/* The kernels compute 8x8-pixel units of 64 output channels, reading the input 4
+ * channels (one 16-byte piece of an NHWC pixel) at a time; a tile is a whole number
+ * of units. */
 #define DELTA_UNIT 8
+#define DELTA_UNIT_COUT 64
+#define DELTA_CHUNK 4
 #define DELTA_MAX_KSIZE 7
 /* The unit itself: on the vtest frames, tiles of 16 or 32 pixels update 1.5 to 2 times
  * as much of the frame (docs/11_delta.md). */
@@ -124,19 +128,25 @@ static inline DELTA_HD bool delta_unit_reached(const uint8_t *changed, int h, in
 enum delta_variant { DELTA_DENSE, DELTA_TILE_MASK, DELTA_UPDATE, DELTA_COMPACT };
 
 /* Byte offsets into a variant's state (each part 256-byte aligned); a part the
- * variant does not use has size 0. `bytes` is the total, 0 for dense.
+ * variant does not use has size 0. `bytes` is the total. The output so far is not
+ * here: it is `out`, which the harness keeps from one frame to the next.
+ *   weights       delta_arranged_weights() floats  the layer's weights as the kernels
+ *                                    stage them (every variant; always first)
  *   x_ref         h x w x c floats   the input the output stands for
- *   y             h x w x c floats   the output so far (out is a copy of it)
  *   d             h x w x c floats   the applied delta, valid at active pixels (delta_*)
  *   pixel_active  h x w bytes        1 where this frame's delta is applied (delta_*)
  *   tile_changed  tiles bytes        1 where an input tile changed
  *   list          tiles ints         the output tiles to update (delta_compact)
  *   list_count    1 int              how many entries of list are valid (delta_compact) */
 struct delta_state_layout {
-    size_t x_ref, y, d, pixel_active, tile_changed, list, list_count;
+    size_t weights, x_ref, d, pixel_active, tile_changed, list, list_count;
     size_t bytes;
 };
-struct delta_state_layout delta_state_layout(enum delta_variant v, int h, int w, int c, int tile);
+struct delta_state_layout delta_state_layout(enum delta_variant v, int h, int w, int c, int ksize,
+                                             int tile);
+/* Floats of the weights arranged for the kernels: per block of DELTA_UNIT_COUT output
+ * channels and per DELTA_CHUNK input channels, [tap][ci][co] (zero past c). */
+size_t delta_arranged_weights(int c, int ksize);
 
 /* A fixed random layer: weights uniform in +-sqrt(3 / (c*ksize^2)) (variance
  * 1/fan-in), biases uniform in [-DELTA_LAYER_BIAS, DELTA_LAYER_BIAS). */

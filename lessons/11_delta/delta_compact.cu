@@ -22,8 +22,9 @@ __global__ void list_reached_tiles(const uint8_t *__restrict__ tile_changed, int
         list[atomicAdd(count, 1)] = t;
 }
 
-__global__ void __launch_bounds__(UNIT_THREADS)
-    delta_compact(struct conv_operands o, struct conv_geometry g, const int *__restrict__ list,
+template <int K, bool VECTOR>
+__global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
+    delta_compact(struct conv_operands o, const int *__restrict__ list,
                   const int *__restrict__ count, int tile)
 {
     extern __shared__ float4 smem4[];
@@ -40,24 +41,25 @@ __global__ void __launch_bounds__(UNIT_THREADS)
         /* Units of a tile cut by the image edge: the whole block skips them together. */
         if (uy * DELTA_UNIT >= o.h || ux * DELTA_UNIT >= o.w)
             continue;
-        conv_unit<SOURCE_ACTIVE_ONLY, STORE_ADD>(o, g, uy, ux, item % channel_blocks * UNIT_COUT,
-                                                 (float *)smem4);
+        conv_unit<K, SOURCE_ACTIVE_ONLY, STORE_ADD, VECTOR>(o, uy, ux, item % channel_blocks,
+                                                            (float *)smem4);
     }
 }
 
 extern "C" size_t delta_compact_state_bytes(const struct delta_args *a)
 {
-    return delta_state_layout(DELTA_COMPACT, a->h, a->w, a->c, a->tile).bytes;
+    return delta_state_layout(DELTA_COMPACT, a->h, a->w, a->c, a->ksize, a->tile).bytes;
 }
 
 /* Blocks that fit on the GPU at once, but no more than the largest list needs. */
-static int resident_blocks(const struct conv_geometry *g, long long most_items)
+template <typename Kernel>
+static int resident_blocks(Kernel kernel, size_t smem_bytes, long long most_items)
 {
     int device, sms, per_sm;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delta_compact, UNIT_THREADS,
-                                                             g->smem_bytes));
+    CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, UNIT_THREADS, smem_bytes));
     const long long resident = (long long)sms * (per_sm > 0 ? per_sm : 1);
     return (int)(resident < most_items ? resident : most_items);
 }
@@ -74,15 +76,21 @@ static void update_listed_tiles(const struct delta_args *a, const struct delta_s
         delta_reach(a->ksize, a->tile), list, count);
     CUDA_CHECK_LAUNCH();
 
-    const struct conv_geometry g = conv_geometry_for(a->c, a->ksize);
+    const float *d = (const float *)delta_state_at(a, l->d);
+    const struct conv_operands o =
+        conv_operands_for(a, d, (const uint8_t *)delta_state_at(a, l->pixel_active), a->out);
     const int units_per_side = a->tile / DELTA_UNIT;
     const long long most_items =
         (long long)tiles * units_per_side * units_per_side * cout_blocks(a->c);
-    delta_compact<<<resident_blocks(&g, most_items), UNIT_THREADS, g.smem_bytes, a->stream>>>(
-        conv_operands_for(a, (const float *)delta_state_at(a, l->d),
-                          (const uint8_t *)delta_state_at(a, l->pixel_active),
-                          (float *)delta_state_at(a, l->y)),
-        g, list, count, a->tile);
+    const bool vector = vector_source(a, d);
+    with_ksize(a->ksize, [&](auto k) {
+        constexpr int K = decltype(k)::value;
+        const size_t smem = unit_tile<K>::SMEM_BYTES;
+        auto kernel = vector ? delta_compact<K, true> : delta_compact<K, false>;
+        allow_smem(kernel, smem);
+        kernel<<<resident_blocks(kernel, smem, most_items), UNIT_THREADS, smem, a->stream>>>(
+            o, list, count, a->tile);
+    });
     CUDA_CHECK_LAUNCH();
 }
 

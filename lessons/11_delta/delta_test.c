@@ -716,24 +716,30 @@ static void change_fractions_vtest(void)
 
 static void state_layout(void)
 {
-    const int h = 37, w = 29, c = 5, tile = 16;
+    const int h = 37, w = 29, c = 5, k = 3, tile = 16;
     const size_t frame = (size_t)h * w * c * sizeof(float);
     const size_t tiles = (size_t)3 * 2;
-    CHECK(delta_state_layout(DELTA_DENSE, h, w, c, tile).bytes == 0);
+    /* 2 chunks of 4 input channels x 9 taps x 4 x 64 output channels. */
+    const size_t weights = delta_arranged_weights(c, k) * sizeof(float);
+    CHECK(weights == (size_t)2 * 9 * 4 * 64 * sizeof(float));
+    const struct delta_state_layout dense = delta_state_layout(DELTA_DENSE, h, w, c, k, tile);
+    CHECK(dense.weights == 0 && dense.bytes >= weights);
     const enum delta_variant sparse[] = {DELTA_TILE_MASK, DELTA_UPDATE, DELTA_COMPACT};
     for (int v = 0; v < 3; v++) {
-        const struct delta_state_layout l = delta_state_layout(sparse[v], h, w, c, tile);
+        const struct delta_state_layout l = delta_state_layout(sparse[v], h, w, c, k, tile);
         const bool delta = sparse[v] != DELTA_TILE_MASK, list = sparse[v] == DELTA_COMPACT;
-        /* Parts in order, each aligned and large enough, none overlapping. */
-        const size_t starts[] = {l.x_ref,        l.y,    l.d,          l.pixel_active,
-                                 l.tile_changed, l.list, l.list_count, l.bytes};
-        const size_t sizes[] = {frame,
+        /* Parts in order, the weights first, each aligned and large enough, none
+         * overlapping. */
+        const size_t starts[] = {l.weights,      l.x_ref, l.d,          l.pixel_active,
+                                 l.tile_changed, l.list,  l.list_count, l.bytes};
+        const size_t sizes[] = {weights,
                                 frame,
                                 delta ? frame : 0,
                                 delta ? (size_t)h * w : 0,
                                 tiles,
                                 list ? tiles * sizeof(int) : 0,
                                 list ? sizeof(int) : 0};
+        CHECK(l.weights == 0);
         for (int i = 0; i < 7; i++) {
             CHECK(starts[i] % 256 == 0);
             CHECK(starts[i] + sizes[i] <= starts[i + 1]);
@@ -745,9 +751,10 @@ static void state_layout(void)
             "%-10s state bytes at %d-pixel tiles: tile_mask %.1f MB, delta_update %.1f MB, "
             "delta_compact %.1f MB\n",
             delta_presets[p].name, DELTA_DEFAULT_TILE,
-            delta_state_layout(DELTA_TILE_MASK, s->h, s->w, s->cin, DELTA_DEFAULT_TILE).bytes / 1e6,
-            delta_state_layout(DELTA_UPDATE, s->h, s->w, s->cin, DELTA_DEFAULT_TILE).bytes / 1e6,
-            delta_state_layout(DELTA_COMPACT, s->h, s->w, s->cin, DELTA_DEFAULT_TILE).bytes / 1e6);
+            delta_state_layout(DELTA_TILE_MASK, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE).bytes / 1e6,
+            delta_state_layout(DELTA_UPDATE, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE).bytes / 1e6,
+            delta_state_layout(DELTA_COMPACT, s->h, s->w, s->cin, s->ksize,
+                               DELTA_DEFAULT_TILE).bytes / 1e6);
     }
 }
 

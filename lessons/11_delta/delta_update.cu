@@ -11,12 +11,12 @@ static void add_reached_deltas(const struct delta_args *a, const struct delta_st
 {
     launch_reached_units<SOURCE_ACTIVE_ONLY, STORE_ADD>(
         a, l, (const float *)delta_state_at(a, l->d),
-        (const uint8_t *)delta_state_at(a, l->pixel_active), (float *)delta_state_at(a, l->y));
+        (const uint8_t *)delta_state_at(a, l->pixel_active));
 }
 
 extern "C" size_t delta_update_state_bytes(const struct delta_args *a)
 {
-    return delta_state_layout(DELTA_UPDATE, a->h, a->w, a->c, a->tile).bytes;
+    return delta_state_layout(DELTA_UPDATE, a->h, a->w, a->c, a->ksize, a->tile).bytes;
 }
 
 extern "C" void launch_delta_update(const struct delta_args *a)

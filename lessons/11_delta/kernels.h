@@ -1,7 +1,8 @@
 /* The GPU launchers of lesson 11, one file per idea. A call computes one frame: it
  * enqueues its kernels and copies on a->stream and leaves the frame's output in
- * a->out, written in full. Every pointer is a device pointer; the layouts are
- * delta.h's (NHWC frames, K x R x S x C weights). */
+ * a->out. The harness keeps out from one frame to the next, so a sparse variant
+ * updates it in place. Every pointer is a device pointer; the layouts are delta.h's
+ * (NHWC frames, K x R x S x C weights). */
 #ifndef KERNELS_H
 #define KERNELS_H
 
@@ -21,7 +22,7 @@ struct delta_args {
     const float *frame;   /* this frame's layer input, h x w x c */
     const float *weights; /* c x ksize x ksize x c */
     const float *bias;    /* c */
-    float *out;           /* this frame's output, h x w x c */
+    float *out;           /* the output, h x w x c: the previous frame's on entry */
     /* The variant's memory across frames, *_state_bytes() bytes that the harness owns
      * for the whole sequence. Frame 0 writes every part that a later frame reads, so
      * it need not be cleared. */
@@ -32,7 +33,7 @@ struct delta_args {
 };
 
 /* dense.cu: the layer recomputed on every frame, one block per 8x8-pixel unit and 64
- * output channels; no state. */
+ * output channels; its state is the arranged weights. */
 size_t dense_state_bytes(const struct delta_args *a);
 void launch_delta_dense(const struct delta_args *a);
 
@@ -62,9 +63,9 @@ static inline void *delta_state_at(const struct delta_args *a, size_t offset)
     return (char *)a->state + offset;
 }
 
-/* sequence.cu: one frame of sparse variant v. Frame 0: x_ref = frame and y = the layer
- * applied to it, densely. A later frame: the threshold step, then `update`, the
- * variant's way of bringing y up to date. Every frame: out = y. */
+/* sequence.cu: one frame of sparse variant v. Frame 0: x_ref = frame and out = the
+ * layer applied to it, densely. A later frame: the threshold step, then `update`, the
+ * variant's way of bringing out up to date. */
 typedef void (*sparse_update_fn)(const struct delta_args *a, const struct delta_state_layout *l);
 void delta_sparse_frame(const struct delta_args *a, enum delta_variant v, sparse_update_fn update);
 

@@ -7,12 +7,12 @@
 static void recompute_reached(const struct delta_args *a, const struct delta_state_layout *l)
 {
     launch_reached_units<SOURCE_ALL, STORE_WITH_BIAS>(
-        a, l, (const float *)delta_state_at(a, l->x_ref), NULL, (float *)delta_state_at(a, l->y));
+        a, l, (const float *)delta_state_at(a, l->x_ref), NULL);
 }
 
 extern "C" size_t tile_mask_state_bytes(const struct delta_args *a)
 {
-    return delta_state_layout(DELTA_TILE_MASK, a->h, a->w, a->c, a->tile).bytes;
+    return delta_state_layout(DELTA_TILE_MASK, a->h, a->w, a->c, a->ksize, a->tile).bytes;
 }
 
 extern "C" void launch_delta_tile_mask(const struct delta_args *a)
