@@ -66,14 +66,15 @@ for exe in "${programs[@]}"; do
     done
 done
 
-# Lesson 11's trade-off on vtest-c64, beside its default rows: the threshold, the tile
-# and a camera that pans (every tile changes). The same preset with other flags, so
-# these rows go to their own CSV.
+# Lesson 11's trade-off on vtest-c64, beside its default rows: the threshold, the tile,
+# a camera that pans (every tile changes) and smaller layers on the same frames (16 and
+# 8 channels). Other flags than the presets', so these rows go to their own CSV.
 delta="$build/bin/11_delta"
 if [ $full = 1 ] && [ -x "$delta" ] && [[ 11_delta == $pattern ]] &&
    [[ ! " ${skipped[*]} " == *" 11_delta "* ]]; then
     for args in "--threshold 0" "--threshold 0.005" "--threshold 0.01" "--threshold 0.04" \
-                "--threshold 0.08" "--tile 16" "--tile 32" "--pan 4"; do
+                "--threshold 0.08" "--tile 16" "--tile 32" "--pan 4" \
+                "--size 576x768 --cin 16 --cout 16" "--size 576x768 --cin 8 --cout 8"; do
         echo "== 11_delta $args (11_sweep.csv)"
         # shellcheck disable=SC2086 # args is a list of flags
         "$delta" $args --csv "$sweep" --frames-csv "$frames" || failed=1

@@ -747,14 +747,18 @@ static void state_layout(void)
     }
     for (int p = 0; p < DELTA_PRESET_COUNT; p++) {
         const struct conv_shape *s = &delta_presets[p].shape;
-        printf(
-            "%-10s state bytes at %d-pixel tiles: tile_mask %.1f MB, delta_update %.1f MB, "
-            "delta_compact %.1f MB\n",
-            delta_presets[p].name, DELTA_DEFAULT_TILE,
-            delta_state_layout(DELTA_TILE_MASK, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE).bytes / 1e6,
-            delta_state_layout(DELTA_UPDATE, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE).bytes / 1e6,
-            delta_state_layout(DELTA_COMPACT, s->h, s->w, s->cin, s->ksize,
-                               DELTA_DEFAULT_TILE).bytes / 1e6);
+        printf("%-10s state bytes at %d-pixel tiles: tile_mask %.1f MB, delta_update %.1f MB, "
+               "delta_compact %.1f MB\n",
+               delta_presets[p].name, DELTA_DEFAULT_TILE,
+               delta_state_layout(DELTA_TILE_MASK, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE)
+                       .bytes /
+                   1e6,
+               delta_state_layout(DELTA_UPDATE, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE)
+                       .bytes /
+                   1e6,
+               delta_state_layout(DELTA_COMPACT, s->h, s->w, s->cin, s->ksize, DELTA_DEFAULT_TILE)
+                       .bytes /
+                   1e6);
     }
 }
 
@@ -823,8 +827,8 @@ static bool op_check_passes(const struct conv_shape *s, const double *param, enu
 
 static void op_check_can_fail(void)
 {
-    const struct conv_shape s = {.n = 1, .cin = 8, .cout = 8, .h = 21, .w = 27, .ksize = 3,
-                                 .bias = true};
+    const struct conv_shape s = {
+        .n = 1, .cin = 8, .cout = 8, .h = 21, .w = 27, .ksize = 3, .bias = true};
     const double param[DELTA_PARAM_COUNT] = {[DELTA_THRESHOLD] = 0.02, [DELTA_TILE] = 8};
     CHECK(delta_op_shape_problem(&s, param) == NULL);
     struct op_tensor t[DELTA_TENSOR_COUNT];

@@ -32,8 +32,8 @@ static void launch_reached_units(const struct delta_args *a, const struct delta_
     with_ksize(a->ksize, [&](auto k) {
         constexpr int K = decltype(k)::value;
         const size_t smem = unit_tile<K>::SMEM_BYTES;
-        auto kernel = vector ? reached_units<K, SOURCE, STORE, true>
-                             : reached_units<K, SOURCE, STORE, false>;
+        auto kernel =
+            vector ? reached_units<K, SOURCE, STORE, true> : reached_units<K, SOURCE, STORE, false>;
         allow_smem(kernel, smem);
         kernel<<<grid, UNIT_THREADS, smem, a->stream>>>(o, tile_changed, a->tile, units_x);
     });
