@@ -61,6 +61,11 @@ for stage in "${stages[@]}"; do
         step pytorch python3 "$root/scripts/pytorch_rows.py" --csv "$csv" \
             --lesson-bin "$root/build/bin/07_multichannel" --presets seed000 big3 big5 big7 $unet
         cat "$out/pytorch.log" >>"$summary"
+        # Lesson 11's layer, in its own NHWC layout too (torch.channels_last).
+        step pytorch_vtest python3 "$root/scripts/pytorch_rows.py" --csv "$csv" \
+            --lesson-bin "$root/build/bin/07_multichannel" --presets vtest-c64 vtest-c128 \
+            --layouts nchw nhwc
+        cat "$out/pytorch_vtest.log" >>"$summary"
         step pytorch_covariance python3 "$root/scripts/pytorch_covariance.py" --csv "$csv" \
             --lesson-bin "$root/build/bin/10_covariance" --presets cov-toy cov-b8c16s16 cov-b4c32s18
         cat "$out/pytorch_covariance.log" >>"$summary"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Append PyTorch's rows to a bench CSV: the number the seeds compared against.
 
-For each preset, torch.nn.functional.conv2d (bias included, "same" padding, NCHW) is
-timed like the harness times a variant: inputs rotated over enough buffer sets to
+For each preset, torch.nn.functional.conv2d (bias included, "same" padding, NCHW, or
+NHWC as torch.channels_last with --layouts nhwc) is timed like the harness times a variant: inputs rotated over enough buffer sets to
 outgrow the L2 four times, warm-up runs, then one CUDA-event pair per repetition,
 median and min. Two rows per preset:
   pytorch       TF32 off (torch.backends.cudnn.allow_tf32 = False): true fp32
@@ -11,17 +11,20 @@ Each is checked against a float64 conv of the same inputs with the harness's own
 tolerance (common/verify.c: rtol = 2*2*u_operand + 8*sqrt(C*R*S + bias)*u_accumulate,
 relative to |bias| + sum|w*x|), so PASS means the same thing as in a lesson's row.
 cudnn_ms, vs_cudnn and roofline_pct come from the CSV's own cuDNN row of the same
-preset and precision (the same sweep); left empty where there is none.
+preset, precision and layout (the same sweep); left empty where there is none.
 
 Runs only where PyTorch with CUDA imports (the GPU machine has it); elsewhere it says
 why and exits 0 without writing. Exit 2 on bad arguments, 1 if a row FAILs.
 
     python3 scripts/pytorch_rows.py --csv bench.csv --lesson-bin build/bin/07_multichannel \
         --presets seed000 big3 unet-3x64
+    python3 scripts/pytorch_rows.py --csv bench.csv --lesson-bin build/bin/07_multichannel \
+        --presets vtest-c64 --layouts nchw nhwc
 """
 import argparse
 import csv
 import datetime
+import itertools
 import math
 import os
 import re
@@ -63,12 +66,12 @@ def commit():
         return "none"
 
 
-def cudnn_row(rows, preset, dtype):
-    """The last cuDNN row of this preset and precision in NCHW, or None."""
+def cudnn_row(rows, preset, dtype, layout):
+    """The last cuDNN row of this preset, precision and layout, or None."""
     found = None
     for r in rows:
         if (r["variant"] == "cudnn" and r["preset"] == preset and r["dtype"] == dtype
-                and r["layout"] == "nchw" and r["median_ms"]):
+                and r["layout"] == layout and r["median_ms"]):
             found = r
     return found
 
@@ -87,7 +90,7 @@ def time_conv(torch, fn, sets, warmup, reps):
     return statistics.median(times), min(times)
 
 
-def measure(torch, name, shape, tf32, args, rows, device):
+def measure(torch, name, shape, tf32, layout, args, rows, device):
     n, cin, cout, h, w, k, has_bias = shape
     F = torch.nn.functional
     torch.backends.cudnn.allow_tf32 = tf32
@@ -99,11 +102,14 @@ def measure(torch, name, shape, tf32, args, rows, device):
     free, _ = torch.cuda.mem_get_info()
     count = max(1, min(MAX_BUFFER_SETS, -(-ROTATE_L2_FACTOR * l2 // set_bytes),
                        free // 2 // set_bytes))
-    uniform = lambda *dims: torch.rand(*dims, device="cuda", generator=gen) * 2 - 1  # noqa: E731
+    fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+    uniform = lambda *dims: (torch.rand(*dims, device="cuda", generator=gen) * 2 - 1  # noqa: E731
+                             ).contiguous(memory_format=fmt if len(dims) == 4 else
+                                          torch.contiguous_format)
     xs = [uniform(n, cin, h, w) for _ in range(count)]
     weight = uniform(cout, cin, k, k)
     bias = uniform(cout) if has_bias else None
-    outs = [torch.empty(n, cout, h, w, device="cuda") for _ in range(count)]
+    outs = [torch.empty(n, cout, h, w, device="cuda", memory_format=fmt) for _ in range(count)]
 
     def run(i):
         outs[i].copy_(F.conv2d(xs[i], weight, bias, padding=k // 2))
@@ -131,7 +137,7 @@ def measure(torch, name, shape, tf32, args, rows, device):
     flops = 2.0 * n * cout * h * w * cin * k * k
     min_bytes = 4.0 * (n * cin * h * w + cout * cin * k * k + (cout if has_bias else 0)
                        + n * cout * h * w)
-    base = cudnn_row(rows, name, dtype)
+    base = cudnn_row(rows, name, dtype, layout)
     cudnn_ms = float(base["median_ms"]) if base else None
     roof = None
     if base and base["roofline_pct"]:
@@ -148,7 +154,7 @@ def measure(torch, name, shape, tf32, args, rows, device):
         "rel_err": "%.3e" % rel, "max_abs_err": "%.3e" % max_abs,
         "status": "PASS" if passed else "FAIL", "commit": commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "layout": "nchw",
+        "layout": layout,
         "params": "torch=%s;cudnn=%s;bias=included;benchmark=%s" % (
             torch.__version__, torch.backends.cudnn.version(), torch.backends.cudnn.benchmark),
     }
@@ -159,6 +165,8 @@ def main(argv=None):
     p.add_argument("--csv", required=True, help="bench CSV to append to (header must exist)")
     p.add_argument("--lesson-bin", required=True, help="a lesson binary, for --list-presets")
     p.add_argument("--presets", nargs="+", required=True)
+    p.add_argument("--layouts", nargs="+", choices=("nchw", "nhwc"), default=["nchw"],
+                   help="memory layouts to time each preset in (default: nchw)")
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
@@ -186,14 +194,13 @@ def main(argv=None):
         return 2
     device = torch.cuda.get_device_name(0)
     new = []
-    for name in args.presets:
-        for tf32 in (False, True):
-            row = measure(torch, name, presets[name], tf32, args, rows, device)
-            print(f"{row['variant']:13s} {name:15s} {row['median_ms']:>10s} ms  "
-                  f"vs cuDNN {row['vs_cudnn'] or '-':>7s}  rel err {row['rel_err']}  "
-                  f"max abs {row['max_abs_err']}  {row['status']}")
-            new.append(row)
-            torch.cuda.empty_cache()
+    for name, layout, tf32 in itertools.product(args.presets, args.layouts, (False, True)):
+        row = measure(torch, name, presets[name], tf32, layout, args, rows, device)
+        print(f"{row['variant']:13s} {name:15s} {layout} {row['median_ms']:>10s} ms  "
+              f"vs cuDNN {row['vs_cudnn'] or '-':>7s}  rel err {row['rel_err']}  "
+              f"max abs {row['max_abs_err']}  {row['status']}")
+        new.append(row)
+        torch.cuda.empty_cache()
     # One write of all rows: the CSV is never left with half of them.
     with open(args.csv, "a", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=header)
