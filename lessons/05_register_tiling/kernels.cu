@@ -229,8 +229,8 @@ __host__ __device__ constexpr int row_share(int len, int threads, bool wide)
  * outside the image), for store_row_share to write into the shared row later. */
 template <int LEN, int THREADS, bool WIDE>
 __device__ __forceinline__ void load_row_share(float (&share)[row_share(LEN, THREADS, WIDE)],
-                                               const float *__restrict__ plane, int y, int x,
-                                               int h, int w)
+                                               const float *__restrict__ plane, int y, int x, int h,
+                                               int w)
 {
     constexpr int UNIT = WIDE ? VEC : 1;
     constexpr int UNITS = LEN / UNIT;
@@ -269,9 +269,8 @@ __device__ __forceinline__ void store_row_share(float *dst,
         if (UNITS % THREADS != 0 && e >= UNITS)
             break;
         if constexpr (WIDE)
-            *reinterpret_cast<float4 *>(dst + e * VEC) =
-                make_float4(share[k * VEC], share[k * VEC + 1], share[k * VEC + 2],
-                            share[k * VEC + 3]);
+            *reinterpret_cast<float4 *>(dst + e * VEC) = make_float4(
+                share[k * VEC], share[k * VEC + 1], share[k * VEC + 2], share[k * VEC + 3]);
         else
             dst[e] = share[k];
     }
@@ -352,11 +351,10 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
         for (int q = 0; q < RING_STAGES - 1; ++q) {
             if (q < steps) {
                 if constexpr (ASYNC) {
-                    copy_row_async<ROW, THREADS, WIDE>(ring[q], src, y0 - R + q, tile_x - HALO,
-                                                       h, w);
-                } else {
-                    load_row_share<ROW, THREADS, WIDE>(share, src, y0 - R + q, tile_x - HALO, h,
+                    copy_row_async<ROW, THREADS, WIDE>(ring[q], src, y0 - R + q, tile_x - HALO, h,
                                                        w);
+                } else {
+                    load_row_share<ROW, THREADS, WIDE>(share, src, y0 - R + q, tile_x - HALO, h, w);
                     store_row_share<ROW, THREADS, WIDE>(ring[q], share);
                 }
             }
@@ -382,8 +380,7 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
                     copy_row_async<ROW, THREADS, WIDE>(ring[q % RING_STAGES], src, y0 - R + q,
                                                        tile_x - HALO, h, w);
                 else
-                    load_row_share<ROW, THREADS, WIDE>(share, src, y0 - R + q, tile_x - HALO, h,
-                                                       w);
+                    load_row_share<ROW, THREADS, WIDE>(share, src, y0 - R + q, tile_x - HALO, h, w);
             }
             if constexpr (ASYNC)
                 commit_copies();
@@ -523,7 +520,7 @@ static void launch_sliding_window(const struct conv_args *a, enum strip_height h
     const dim3 grid(tiles_x * tiles_y, grid_planes(s->n));
     conv2d_sliding_window<R, OUTS, WIDE, AHEAD, PREFETCH>
         <<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(input_f32(a), output_f32(a), s->n, s->h,
-                                                        s->w, tiles_x, rows);
+                                                         s->w, tiles_x, rows);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -18,8 +18,8 @@
 #include "implicit_gemm_tile.cuh"
 #include "kernels.h"
 
-#define ASYNC_BK 16    /* reduction depth of one slice: 1024 FMAs per thread per barrier */
-#define ASYNC_STAGES 3 /* slices in the ring: one computed, up to two in flight */
+#define ASYNC_BK 16     /* reduction depth of one slice: 1024 FMAs per thread per barrier */
+#define ASYNC_STAGES 3  /* slices in the ring: one computed, up to two in flight */
 #define DOUBLE_BUFFER 2 /* implicit_gemm's stages: one slice computed, one on its way */
 
 /* float4s of a weight slice BK rows deep that each of THREADS threads copies. */
