@@ -113,14 +113,15 @@ __host__ __device__ constexpr int group_steps(int k, int outs)
 }
 
 /* A strip of strip_rows x OUTS outputs per thread. The thread walks down the
- * strip_rows + 2R input rows once, loading each into registers (the next one is
- * loaded while the current one is used), and adds it into every output row it
- * touches: input row t meets output row u with filter row t - u (the vertical
- * register window). Slot e of acc holds output row t0 - 2R + e of the current
- * group; an output row starts at filter row 0 with the bias and is stored after
- * filter row K - 1. Slots outside the strip are skipped: the test is the same for
- * the whole warp, so it costs a branch, not divergence. */
-template <int R, int OUTS, bool WIDE, bool PREFETCH>
+ * strip_rows + 2R input rows once, loading each into registers, and adds it into
+ * every output row it touches: input row t meets output row u with filter row t - u
+ * (the vertical register window). With AHEAD the next row is loaded while the
+ * current one is used; without, each row is loaded just before its FMAs, which then
+ * wait for it. Slot e of acc holds output row t0 - 2R + e of the current group; an
+ * output row starts at filter row 0 with the bias and is stored after filter row
+ * K - 1. Slots outside the strip are skipped: the test is the same for the whole
+ * warp, so it costs a branch, not divergence. */
+template <int R, int OUTS, bool WIDE, bool AHEAD, bool PREFETCH>
 __global__ void __launch_bounds__(BLOCK_THREADS)
     conv2d_sliding_window(const float *__restrict__ in, float *__restrict__ out, int n, int h,
                           int w, int tiles_x, int strip_rows)
@@ -143,7 +144,8 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
         float *dst = out + (size_t)p * h * w;
         float acc[SLOTS][OUTS];
         float v[SPAN];
-        load_span<SPAN, WIDE>(v, src, y0 - R, x0 - HALO, h, w);
+        if constexpr (AHEAD)
+            load_span<SPAN, WIDE>(v, src, y0 - R, x0 - HALO, h, w);
 #pragma unroll 1
         for (int t0 = 0; t0 < steps; t0 += STEPS) {
             const int first = 2 * R - t0, last = rows - 1 + 2 * R - t0;
@@ -153,7 +155,10 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
                     break;
                 const int y = y0 - R + t0 + s;
                 float next[SPAN];
-                load_span<SPAN, WIDE>(next, src, y + 1, x0 - HALO, h, w);
+                if constexpr (AHEAD)
+                    load_span<SPAN, WIDE>(next, src, y + 1, x0 - HALO, h, w);
+                else
+                    load_span<SPAN, WIDE>(v, src, y, x0 - HALO, h, w);
                 if (PREFETCH && (unsigned)(y + PREFETCH_ROWS) < (unsigned)h)
                     prefetch_l2(src + ((y + PREFETCH_ROWS) * w + x0));
 #pragma unroll
@@ -174,9 +179,10 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
                     if (i == K - 1)
                         store_span<OUTS, WIDE>(acc[e], dst, y0 + t0 - 2 * R + e, x0, h, w);
                 }
+                if constexpr (AHEAD)
 #pragma unroll
-                for (int c = 0; c < SPAN; ++c)
-                    v[c] = next[c];
+                    for (int c = 0; c < SPAN; ++c)
+                        v[c] = next[c];
             }
 #pragma unroll
             for (int e = 0; e < K - 1; ++e)
@@ -213,6 +219,63 @@ __device__ __forceinline__ void copy_row_async(float *dst, const float *__restri
     }
 }
 
+/* Floats of a LEN-float row that one of THREADS threads copies in copy_row_async. */
+__host__ __device__ constexpr int row_share(int len, int threads, bool wide)
+{
+    return (len / (wide ? VEC : 1) + threads - 1) / threads * (wide ? VEC : 1);
+}
+
+/* copy_row_async's copies of this thread as ordinary loads into its registers (zeros
+ * outside the image), for store_row_share to write into the shared row later. */
+template <int LEN, int THREADS, bool WIDE>
+__device__ __forceinline__ void load_row_share(float (&share)[row_share(LEN, THREADS, WIDE)],
+                                               const float *__restrict__ plane, int y, int x, int h,
+                                               int w)
+{
+    constexpr int UNIT = WIDE ? VEC : 1;
+    constexpr int UNITS = LEN / UNIT;
+    const bool row_inside = (unsigned)y < (unsigned)h;
+#pragma unroll
+    for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
+        const int e = (int)threadIdx.x + k * THREADS;
+        if (UNITS % THREADS != 0 && e >= UNITS)
+            break;
+        const int c = x + e * UNIT;
+        const bool inside = row_inside && (unsigned)c < (unsigned)w;
+        if constexpr (WIDE) {
+            float4 f = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (inside)
+                f = __ldg(reinterpret_cast<const float4 *>(plane + (y * w + c)));
+            share[k * VEC + 0] = f.x;
+            share[k * VEC + 1] = f.y;
+            share[k * VEC + 2] = f.z;
+            share[k * VEC + 3] = f.w;
+        } else {
+            share[k] = inside ? __ldg(plane + (y * w + c)) : 0.0f;
+        }
+    }
+}
+
+/* The registers load_row_share filled, into the shared row dst. */
+template <int LEN, int THREADS, bool WIDE>
+__device__ __forceinline__ void store_row_share(float *dst,
+                                                const float (&share)[row_share(LEN, THREADS, WIDE)])
+{
+    constexpr int UNIT = WIDE ? VEC : 1;
+    constexpr int UNITS = LEN / UNIT;
+#pragma unroll
+    for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
+        const int e = (int)threadIdx.x + k * THREADS;
+        if (UNITS % THREADS != 0 && e >= UNITS)
+            break;
+        if constexpr (WIDE)
+            *reinterpret_cast<float4 *>(dst + e * VEC) = make_float4(
+                share[k * VEC], share[k * VEC + 1], share[k * VEC + 2], share[k * VEC + 3]);
+        else
+            dst[e] = share[k];
+    }
+}
+
 /* Filter row i applied to one input row v, added into OUTS outputs side by side:
  * output m reads v[HALO - R + m .. HALO + R + m]. */
 template <int R, int OUTS, int HALO, int SPAN>
@@ -226,7 +289,7 @@ __device__ __forceinline__ void add_filter_row(float (&acc)[OUTS], const float (
             acc[m] = fmaf(v[HALO - R + m + j], filter_taps[i * K + j], acc[m]);
 }
 
-/* Blocks per SM that conv2d_ring_window asks the compiler to fit (its launch bound):
+/* Blocks per SM that conv2d_ring_window with BOUND asks the compiler to fit (its launch bound):
  * registers for the K x OUTS accumulators, the SPAN floats of one input row and
  * RING_OTHER_REGS, at most SM_THREADS threads. */
 __host__ __device__ constexpr int ring_min_blocks(int r, int outs)
@@ -239,18 +302,22 @@ __host__ __device__ constexpr int ring_min_blocks(int r, int outs)
 
 /* conv2d_sliding_window's vertical window, with the input rows moved out of each
  * thread's registers into a ring of RING_STAGES shared rows that the whole block
- * fills by cp.async. A block owns a tile RING_TILE_W outputs wide, OUTS per thread,
- * and walks down strip_rows output rows of it. While the threads compute with input
- * row t, rows t + 1 .. t + RING_STAGES - 1 are on their way, and those bytes in
- * flight hold no registers; a thread reads its SPAN floats of row t from shared
- * memory in 16-byte loads. acc[e] holds output row t - 2R + e, which meets input row
- * t with filter row 2R - e: a row starts in acc[K - 1] with the bias, leaves from
- * acc[0], and the window shifts by one row (the compiler turns most of the shift into
- * register renaming). Rows above or below the strip collect sums that are never
- * stored: cheaper than a test per row. Every thread takes part in the copies and the
- * barriers, also those whose outputs lie past the image's right edge. */
-template <int R, int OUTS, bool WIDE>
-__global__ void __launch_bounds__(RING_TILE_W / OUTS, ring_min_blocks(R, OUTS))
+ * fills. A block owns a tile RING_TILE_W outputs wide, OUTS per thread, and walks
+ * down strip_rows output rows of it. With ASYNC the ring is filled by cp.async: while
+ * the threads compute with input row t, rows t + 1 .. t + RING_STAGES - 1 are on their
+ * way, and those bytes in flight hold no registers. Without it each thread loads its
+ * share of row t + RING_STAGES - 1 into registers before the FMAs of row t and stores
+ * it into the ring after them: one row in flight, held in registers. A thread reads
+ * its SPAN floats of row t from shared memory in 16-byte loads. acc[e] holds output
+ * row t - 2R + e, which meets input row t with filter row 2R - e: a row starts in
+ * acc[K - 1] with the bias, leaves from acc[0], and the window shifts by one row (the
+ * compiler turns most of the shift into register renaming). Rows above or below the
+ * strip collect sums that are never stored: cheaper than a test per row. Every thread
+ * takes part in the copies and the barriers, also those whose outputs lie past the
+ * image's right edge. BOUND adds ring_min_blocks to the launch bound (0 asks for no
+ * minimum, as if the argument were left out). */
+template <int R, int OUTS, bool WIDE, bool ASYNC, bool BOUND>
+__global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R, OUTS) : 0)
     conv2d_ring_window(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,
                        int tiles_x, int strip_rows)
 {
@@ -265,6 +332,8 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, ring_min_blocks(R, OUTS))
     static_assert((RING_STAGES & (RING_STAGES - 1)) == 0 && RING_STAGES >= 2,
                   "a power-of-two ring");
     __shared__ __align__(16) float ring[RING_STAGES][ROW];
+    /* Without ASYNC: this thread's share of the row on its way. */
+    float share[row_share(ROW, THREADS, WIDE)];
 
     const int tile_x = (int)(blockIdx.x % tiles_x) * RING_TILE_W;
     const int y0 = (int)(blockIdx.x / tiles_x) * strip_rows;
@@ -280,9 +349,17 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, ring_min_blocks(R, OUTS))
         /* Not unrolled: the compiler would precompute every row's addresses at once. */
 #pragma unroll 1
         for (int q = 0; q < RING_STAGES - 1; ++q) {
-            if (q < steps)
-                copy_row_async<ROW, THREADS, WIDE>(ring[q], src, y0 - R + q, tile_x - HALO, h, w);
-            commit_copies();
+            if (q < steps) {
+                if constexpr (ASYNC) {
+                    copy_row_async<ROW, THREADS, WIDE>(ring[q], src, y0 - R + q, tile_x - HALO, h,
+                                                       w);
+                } else {
+                    load_row_share<ROW, THREADS, WIDE>(share, src, y0 - R + q, tile_x - HALO, h, w);
+                    store_row_share<ROW, THREADS, WIDE>(ring[q], share);
+                }
+            }
+            if constexpr (ASYNC)
+                commit_copies();
         }
         float acc[K][OUTS];
 #pragma unroll
@@ -293,14 +370,20 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, ring_min_blocks(R, OUTS))
 #pragma unroll 1
         for (int t = 0; t < steps; ++t) {
             /* Row t has landed (the rows after it may still be in flight)... */
-            wait_copies<RING_STAGES - 2>();
+            if constexpr (ASYNC)
+                wait_copies<RING_STAGES - 2>();
             __syncthreads();
             /* ...and every thread is done with row t - 1: its buffer takes a new row. */
             const int q = t + RING_STAGES - 1;
-            if (q < steps)
-                copy_row_async<ROW, THREADS, WIDE>(ring[q % RING_STAGES], src, y0 - R + q,
-                                                   tile_x - HALO, h, w);
-            commit_copies();
+            if (q < steps) {
+                if constexpr (ASYNC)
+                    copy_row_async<ROW, THREADS, WIDE>(ring[q % RING_STAGES], src, y0 - R + q,
+                                                       tile_x - HALO, h, w);
+                else
+                    load_row_share<ROW, THREADS, WIDE>(share, src, y0 - R + q, tile_x - HALO, h, w);
+            }
+            if constexpr (ASYNC)
+                commit_copies();
             float v[SPAN];
             const float4 *row =
                 reinterpret_cast<const float4 *>(ring[t % RING_STAGES] + threadIdx.x * OUTS);
@@ -325,6 +408,10 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, ring_min_blocks(R, OUTS))
 #pragma unroll
                 for (int m = 0; m < OUTS; ++m)
                     acc[e][m] = acc[e + 1][m];
+            if constexpr (!ASYNC) {
+                if (q < steps)
+                    store_row_share<ROW, THREADS, WIDE>(ring[q % RING_STAGES], share);
+            }
         }
     }
 }
@@ -407,57 +494,70 @@ static int sm_count(void)
 }
 
 /* The tallest strip (the fewest halo rows loaded twice) that still gives every SM
- * MIN_BLOCKS_PER_SM blocks, so the last, partly filled wave of blocks is short. */
-static int strip_rows_for(const struct conv_shape *s, int tiles_x)
+ * MIN_BLOCKS_PER_SM blocks, so the last, partly filled wave of blocks is short; a
+ * block holds block_strips strips one above the other. */
+static int strip_rows_for(const struct conv_shape *s, int tiles_x, int block_strips)
 {
     const double planes = grid_planes(s->n);
     int rows = MAX_STRIP_ROWS;
-    while (rows > 1 && (double)tiles_x * ceil_div(s->h, BLOCK_H * rows) * planes <
+    while (rows > 1 && (double)tiles_x * ceil_div(s->h, block_strips * rows) * planes <
                            (double)sm_count() * MIN_BLOCKS_PER_SM)
         rows /= 2;
     return rows;
 }
 
-template <int R, int OUTS, bool WIDE, bool PREFETCH>
-static void launch_sliding_window(const struct conv_args *a)
+/* How a launcher picks the strip height: always MAX_STRIP_ROWS (strip32), by
+ * strip_rows_for, or (the ring kernels) one wave of resident blocks. */
+enum strip_height { FIXED_ROWS, FILL_SMS, ONE_WAVE };
+
+template <int R, int OUTS, bool WIDE, bool AHEAD, bool PREFETCH>
+static void launch_sliding_window(const struct conv_args *a, enum strip_height height)
 {
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, BLOCK_W * OUTS);
-    const int rows = strip_rows_for(s, tiles_x);
+    const int rows = height == FIXED_ROWS ? MAX_STRIP_ROWS : strip_rows_for(s, tiles_x, BLOCK_H);
     const int tiles_y = ceil_div(s->h, BLOCK_H * rows);
     const dim3 grid(tiles_x * tiles_y, grid_planes(s->n));
-    conv2d_sliding_window<R, OUTS, WIDE, PREFETCH><<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
-        input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x, rows);
+    conv2d_sliding_window<R, OUTS, WIDE, AHEAD, PREFETCH>
+        <<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(input_f32(a), output_f32(a), s->n, s->h,
+                                                         s->w, tiles_x, rows);
     CUDA_CHECK_LAUNCH();
 }
 
 /* Blocks of this instantiation resident on the whole GPU at once. */
-template <int R, int OUTS, bool WIDE> static int ring_resident_blocks(void)
+template <int R, int OUTS, bool WIDE, bool ASYNC, bool BOUND> static int ring_resident_blocks(void)
 {
     static int blocks;
     if (blocks == 0) {
         int per_sm;
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, conv2d_ring_window<R, OUTS, WIDE>, RING_TILE_W / OUTS, 0));
+            &per_sm, conv2d_ring_window<R, OUTS, WIDE, ASYNC, BOUND>, RING_TILE_W / OUTS, 0));
         blocks = per_sm * sm_count();
     }
     return blocks;
 }
 
-/* Strips as tall as they can be while the blocks still fill every resident slot:
- * one wave, the fewest halo rows loaded twice, and no last wave that leaves SMs idle. */
-template <int R, int OUTS, bool WIDE> static void launch_ring_window(const struct conv_args *a)
+/* ONE_WAVE: strips as tall as they can be while the blocks still fill every resident
+ * slot: one wave, the fewest halo rows loaded twice, and no last wave that leaves SMs
+ * idle. FILL_SMS: strip_rows_for's strips, one per block. */
+template <int R, int OUTS, bool WIDE, bool ASYNC, bool BOUND>
+static void launch_ring_window(const struct conv_args *a, enum strip_height height)
 {
     const struct conv_shape *s = &a->shape;
     const int tiles_x = ceil_div(s->w, RING_TILE_W);
     const int planes = grid_planes(s->n);
-    const double columns = (double)tiles_x * planes;
-    const double resident = ring_resident_blocks<R, OUTS, WIDE>();
-    const int strips = columns >= resident ? 1 : (int)ceil(resident / columns);
-    const int rows = ceil_div(s->h, strips);
+    int rows;
+    if (height == ONE_WAVE) {
+        const double columns = (double)tiles_x * planes;
+        const double resident = ring_resident_blocks<R, OUTS, WIDE, ASYNC, BOUND>();
+        const int strips = columns >= resident ? 1 : (int)ceil(resident / columns);
+        rows = ceil_div(s->h, strips);
+    } else {
+        rows = strip_rows_for(s, tiles_x, 1);
+    }
     const int tiles_y = ceil_div(s->h, rows);
     const dim3 grid(tiles_x * tiles_y, planes);
-    conv2d_ring_window<R, OUTS, WIDE><<<grid, RING_TILE_W / OUTS, 0, a->stream>>>(
+    conv2d_ring_window<R, OUTS, WIDE, ASYNC, BOUND><<<grid, RING_TILE_W / OUTS, 0, a->stream>>>(
         input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x, rows);
     CUDA_CHECK_LAUNCH();
 }
@@ -499,41 +599,86 @@ template <int R> struct row8_vec4 {
             launch_row_tile<R, WIDE_OUTS, false>(a);
     }
 };
+template <int R> struct strip32 {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_sliding_window<R, WIDE_OUTS, true, false, false>(a, FIXED_ROWS);
+        else
+            launch_sliding_window<R, WIDE_OUTS, false, false, false>(a, FIXED_ROWS);
+    }
+};
+template <int R> struct strip32_ahead {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_sliding_window<R, WIDE_OUTS, true, true, false>(a, FIXED_ROWS);
+        else
+            launch_sliding_window<R, WIDE_OUTS, false, true, false>(a, FIXED_ROWS);
+    }
+};
 template <int R> struct strip {
     static void launch(const struct conv_args *a)
     {
         if (rows_are_16_byte_aligned(a))
-            launch_sliding_window<R, WIDE_OUTS, true, false>(a);
+            launch_sliding_window<R, WIDE_OUTS, true, true, false>(a, FILL_SMS);
         else
-            launch_sliding_window<R, WIDE_OUTS, false, false>(a);
+            launch_sliding_window<R, WIDE_OUTS, false, true, false>(a, FILL_SMS);
     }
 };
 template <int R> struct strip_prefetch {
     static void launch(const struct conv_args *a)
     {
         if (rows_are_16_byte_aligned(a))
-            launch_sliding_window<R, WIDE_OUTS, true, true>(a);
+            launch_sliding_window<R, WIDE_OUTS, true, true, true>(a, FILL_SMS);
         else
-            launch_sliding_window<R, WIDE_OUTS, false, true>(a);
+            launch_sliding_window<R, WIDE_OUTS, false, true, true>(a, FILL_SMS);
     }
 };
 
-template <int R> struct strip_ring {
+template <int R> struct ring8_regs {
     static void launch(const struct conv_args *a)
     {
         if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, 4, true>(a);
+            launch_ring_window<R, WIDE_OUTS, true, false, false>(a, FILL_SMS);
         else
-            launch_ring_window<R, 4, false>(a);
+            launch_ring_window<R, WIDE_OUTS, false, false, false>(a, FILL_SMS);
+    }
+};
+template <int R> struct ring8_async {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_ring_window<R, WIDE_OUTS, true, true, false>(a, FILL_SMS);
+        else
+            launch_ring_window<R, WIDE_OUTS, false, true, false>(a, FILL_SMS);
+    }
+};
+template <int R> struct ring8_wave {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_ring_window<R, WIDE_OUTS, true, true, false>(a, ONE_WAVE);
+        else
+            launch_ring_window<R, WIDE_OUTS, false, true, false>(a, ONE_WAVE);
     }
 };
 template <int R> struct strip_ring8 {
     static void launch(const struct conv_args *a)
     {
         if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, WIDE_OUTS, true>(a);
+            launch_ring_window<R, WIDE_OUTS, true, true, true>(a, ONE_WAVE);
         else
-            launch_ring_window<R, WIDE_OUTS, false>(a);
+            launch_ring_window<R, WIDE_OUTS, false, true, true>(a, ONE_WAVE);
+    }
+};
+template <int R> struct strip_ring {
+    static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            launch_ring_window<R, 4, true, true, true>(a, ONE_WAVE);
+        else
+            launch_ring_window<R, 4, false, true, true>(a, ONE_WAVE);
     }
 };
 
@@ -587,6 +732,16 @@ extern "C" void launch_row8_vec4(const struct conv_args *a)
     launch_for_radius<row8_vec4>(a);
 }
 
+extern "C" void launch_strip32(const struct conv_args *a)
+{
+    launch_for_radius<strip32>(a);
+}
+
+extern "C" void launch_strip32_ahead(const struct conv_args *a)
+{
+    launch_for_radius<strip32_ahead>(a);
+}
+
 extern "C" void launch_strip(const struct conv_args *a)
 {
     launch_for_radius<strip>(a);
@@ -597,12 +752,27 @@ extern "C" void launch_strip_prefetch(const struct conv_args *a)
     launch_for_radius<strip_prefetch>(a);
 }
 
-extern "C" void launch_strip_ring(const struct conv_args *a)
+extern "C" void launch_ring8_regs(const struct conv_args *a)
 {
-    launch_for_radius<strip_ring>(a);
+    launch_for_radius<ring8_regs>(a);
+}
+
+extern "C" void launch_ring8_async(const struct conv_args *a)
+{
+    launch_for_radius<ring8_async>(a);
+}
+
+extern "C" void launch_ring8_wave(const struct conv_args *a)
+{
+    launch_for_radius<ring8_wave>(a);
 }
 
 extern "C" void launch_strip_ring8(const struct conv_args *a)
 {
     launch_for_radius<strip_ring8>(a);
+}
+
+extern "C" void launch_strip_ring(const struct conv_args *a)
+{
+    launch_for_radius<strip_ring>(a);
 }

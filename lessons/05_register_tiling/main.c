@@ -1,7 +1,9 @@
 /* Lesson 05: register tiling. Each variant changes one thing about how many outputs
  * a thread computes and how its inputs arrive, from lesson 03's one output per
  * thread to a strip of outputs fed by a register window, 16-byte loads and a ring of
- * shared rows that cp.async fills ahead of the window. */
+ * shared rows that cp.async fills ahead of the window. The ring variants build on
+ * strip; strip_prefetch is a side step whose idea, more bytes in flight, ring8_async
+ * takes up. */
 #include "kernels.h"
 #include "lesson.h"
 
@@ -31,9 +33,22 @@ static const struct conv_variant variants[] = {
      .unsupported = single_channel_only,
      .setup = upload_filter,
      .run = launch_row8_vec4},
+    {.name = "strip32",
+     .what = "a strip of 32 rows x 8 outputs per thread: each input row loaded once, just "
+             "before its FMAs, and kept in a vertical register window",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .setup = upload_filter,
+     .run = launch_strip32},
+    {.name = "strip32_ahead",
+     .what = "strip32, loading the next input row while the FMAs use the current one",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .setup = upload_filter,
+     .run = launch_strip32_ahead},
     {.name = "strip",
-     .what = "a strip of up to 32 rows x 8 outputs per thread: each input row loaded once, "
-             "kept in a vertical register window",
+     .what = "strip32_ahead with strips cut shorter (32, 16, ... rows) until every SM gets "
+             "16 blocks",
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
      .setup = upload_filter,
@@ -44,20 +59,41 @@ static const struct conv_variant variants[] = {
      .unsupported = single_channel_only,
      .setup = upload_filter,
      .run = launch_strip_prefetch},
-    {.name = "strip_ring",
-     .what = "a block walks down a 1024-wide strip, 4 outputs per thread: input rows wait "
-             "in a ring of 4 shared rows that cp.async fills, not in registers",
+    {.name = "ring8_regs",
+     .what = "from strip: a block of 128 threads x 8 outputs walks down a 1024-wide strip; "
+             "input rows pass through a ring of 4 shared rows, each thread loading its share "
+             "of a row into registers one row ahead",
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
      .setup = upload_filter,
-     .run = launch_strip_ring},
+     .run = launch_ring8_regs},
+    {.name = "ring8_async",
+     .what = "ring8_regs with the ring filled by cp.async: 3 rows in flight that hold no "
+             "registers",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .setup = upload_filter,
+     .run = launch_ring8_async},
+    {.name = "ring8_wave",
+     .what = "ring8_async with strips as tall as one wave of resident blocks allows",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .setup = upload_filter,
+     .run = launch_ring8_wave},
     {.name = "strip_ring8",
-     .what = "strip_ring with 8 outputs per thread: fewer instructions per FMA, for the "
-             "larger filters",
+     .what = "ring8_wave with a launch bound that asks for as many blocks per SM as the "
+             "register window allows",
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
      .setup = upload_filter,
      .run = launch_strip_ring8},
+    {.name = "strip_ring",
+     .what = "strip_ring8 with 4 outputs per thread (256 threads a block): fewer registers "
+             "per thread, more warps per SM",
+     .dtype = DTYPE_FP32,
+     .unsupported = single_channel_only,
+     .setup = upload_filter,
+     .run = launch_strip_ring},
 };
 
 static const struct lesson lesson = {

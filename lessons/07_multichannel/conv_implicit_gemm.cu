@@ -12,7 +12,6 @@
 #include "implicit_gemm_tile.cuh"
 #include "kernels.h"
 
-#define GEMM_BK 8 /* reduction depth of one staged slice */
 #define TRANSPOSE_BLOCK 256
 #define TRANSPOSE_MAX_BLOCKS 65536
 

@@ -1,8 +1,8 @@
 /* The pieces both implicit-GEMM kernels of lesson 07 share (conv_implicit_gemm.cu and
  * conv_implicit_gemm_async.cu): the tile shape, the weight matrix built by
- * prepare_conv2d_implicit_gemm, where a pixel reads its input, how a reduction row
+ * setup_conv2d_implicit_gemm, where a pixel reads its input, how a reduction row
  * walks the (tap, channel) order, the 8x8 outer products and the epilogue. They
- * differ only in how a slice travels from global to shared memory. */
+ * differ only in how a slice is gathered and travels from global to shared memory. */
 #ifndef IMPLICIT_GEMM_TILE_CUH
 #define IMPLICIT_GEMM_TILE_CUH
 
@@ -13,6 +13,7 @@
 #define GEMM_BN 128      /* pixels per block tile */
 #define GEMM_TM 8        /* output channels per thread */
 #define GEMM_TN 8        /* pixels per thread */
+#define GEMM_BK 8        /* reduction depth of implicit_gemm's slices */
 #define WARP_ROWS 4      /* a warp computes 4 x 8 threads' worth of outputs */
 #define WARP_COLS 8
 /* One thread per 8x8 outputs of a BM x GEMM_BN block tile. */

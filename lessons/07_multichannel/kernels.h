@@ -28,9 +28,17 @@ size_t implicit_gemm_scratch_bytes(const struct conv_shape *s);
 void setup_conv2d_implicit_gemm(const struct conv_args *a);
 void launch_conv2d_implicit_gemm(const struct conv_args *a);
 
-/* The same GEMM with cp.async copies into a three-stage shared-memory ring
- * (conv_implicit_gemm_async.cu); it uses the matrix setup_conv2d_implicit_gemm
- * builds. */
+/* The steps from that GEMM to one fed by cp.async copies into a three-stage
+ * shared-memory ring, one idea each (conv_implicit_gemm_async.cu); all use the matrix
+ * setup_conv2d_implicit_gemm builds. One pixel column per thread: */
+void launch_conv2d_implicit_gemm_column(const struct conv_args *a);
+/* ... one border test per tap: */
+void launch_conv2d_implicit_gemm_tap(const struct conv_args *a);
+/* ... cp.async copies: */
+void launch_conv2d_implicit_gemm_cp(const struct conv_args *a);
+/* ... slices 16 rows deep: */
+void launch_conv2d_implicit_gemm_bk16(const struct conv_args *a);
+/* ... a ring of three stages. */
 void launch_conv2d_implicit_gemm_async(const struct conv_args *a);
 
 #ifdef __cplusplus

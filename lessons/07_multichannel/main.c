@@ -1,10 +1,12 @@
 /* Lesson 07: a real network layer. Batched NCHW input with cin channels, cout
  * output channels, any odd filter size, "same" padding and a bias per output
- * channel, run on the ten U-Net layers of the seed report. Five variants, each
+ * channel, run on the ten U-Net layers of the seed report. Nine variants, each
  * adding one idea to the one before: one thread per output; an input tile in
  * shared memory shared by 8 output channels; 8 channels x 4 pixels per thread
- * with the weights in shared memory; the layer as an implicit GEMM; and that GEMM
- * fed by asynchronous global-to-shared copies.
+ * with the weights in shared memory; the layer as an implicit GEMM; then, one at a
+ * time, the ideas that feed that GEMM faster: one pixel column per thread, one
+ * border test per tap, asynchronous global-to-shared copies, deeper slices and a
+ * three-stage ring.
  *
  *   build/bin/07_multichannel --preset unet-128x128
  *   build/bin/07_multichannel --preset unet-3x64 --variant implicit_gemm
@@ -31,8 +33,34 @@ static const struct conv_variant variants[] = {
      .scratch_bytes = implicit_gemm_scratch_bytes,
      .setup = setup_conv2d_implicit_gemm,
      .run = launch_conv2d_implicit_gemm},
+    {.name = "implicit_gemm_column",
+     .what = "implicit_gemm with each thread gathering one pixel column of every slice, "
+             "its origin in registers, not a shared pixel table",
+     .dtype = DTYPE_FP32,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm_column},
+    {.name = "implicit_gemm_tap",
+     .what = "implicit_gemm_column with one border test for a thread's rows of one tap",
+     .dtype = DTYPE_FP32,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm_tap},
+    {.name = "implicit_gemm_cp",
+     .what = "implicit_gemm_tap with slices copied global -> shared by cp.async, not through "
+             "registers",
+     .dtype = DTYPE_FP32,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm_cp},
+    {.name = "implicit_gemm_bk16",
+     .what = "implicit_gemm_cp with slices 16 rows deep: 1024 FMAs per thread per barrier",
+     .dtype = DTYPE_FP32,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm_bk16},
     {.name = "implicit_gemm_async",
-     .what = "implicit GEMM, slices copied by cp.async into a 3-stage shared-memory ring",
+     .what = "implicit_gemm_bk16 with a 3-stage shared-memory ring: two slices in flight",
      .dtype = DTYPE_FP32,
      .scratch_bytes = implicit_gemm_scratch_bytes,
      .setup = setup_conv2d_implicit_gemm,
