@@ -41,7 +41,7 @@ struct op_param {
  * dimensions (op.dim_names): a name stands for one size in every file, so the files
  * must agree, and the problem's shape follows from them (op.shape_of_files). */
 struct op_file {
-    const char *flag; /* without the leading "--": the tensor's name where the op comes from */
+    const char *flag; /* without the leading "--": the name the op's users give the tensor */
     const char *help; /* one line for --help */
     int rank;
     int dim[OP_MAX_FILE_DIMS]; /* indices into op.dim_names */
@@ -146,16 +146,16 @@ struct op {
     double (*flops)(const struct conv_shape *s, int layout);
 
     /* Optional, .npy files in and out (op_files.h): files[i] is tensor i of file_layout,
-     * the layout the op's users hold (lesson 10's: the seed's 7-D tensors). Given, they
-     * are all given together; the shape follows from them, buffer set 0 holds their
-     * values in each variant's layout, and --output writes the one written tensor
-     * after a run of the variant --variant names. */
+     * the layout the op's users hold (lesson 10's: the seed's 7-D tensors), exactly one
+     * of them written. Given, they are all given together; the shape follows from them,
+     * buffer set 0 holds their values in each variant's layout, and --output writes the
+     * written one after the checked run of the variant --variant names. */
     const struct op_file *files;
     int file_count; /* every tensor of file_layout */
     int file_layout;
     const char *const *dim_names; /* at most OP_MAX_DIM_NAMES, for --help and errors */
     /* The shape of files whose dimensions have these sizes (dim[i] is dim_names[i]'s,
-     * 1..INT_MAX each); false when there is none, with one line in why and *culprit the
+     * 1..INT_MAX for every name a file uses); false when there is none, with one line in why and *culprit the
      * file to name. op.shape_problem is asked too. */
     bool (*shape_of_files)(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
                            size_t why_size);

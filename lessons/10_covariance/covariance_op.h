@@ -1,5 +1,6 @@
 /* Lesson 10's problem as a harness op (op.h): its tensors in each layout, how they are
- * drawn, and the check of a result against the float64 gold (covariance.h). */
+ * drawn or read from the seed's .npy files and written back, and the check of a result
+ * against the float64 gold (covariance.h). */
 #ifndef COVARIANCE_OP_H
 #define COVARIANCE_OP_H
 
