@@ -12,16 +12,19 @@
 #include "escape.h"
 #include "fileutil.h"
 #include "filters.h"
+#include "op_files.h"
 
 enum flag {
     FLAG_SIZE = 256, FLAG_BATCH, FLAG_CIN, FLAG_COUT, FLAG_KSIZE, FLAG_PRESET, FLAG_LIST_PRESETS,
     FLAG_REPS, FLAG_WARMUP, FLAG_SEED, FLAG_VARIANT, FLAG_NO_VERIFY, FLAG_NO_CUDNN, FLAG_CSV,
     FLAG_DEVICE, FLAG_INPUT, FLAG_WEIGHTS, FLAG_BIAS, FLAG_OUTPUT, FLAG_IMAGE, FLAG_FILTER,
     FLAG_OUT, FLAG_FRAMES_CSV, FLAG_HELP,
-    FLAG_OP_PARAM /* FLAG_OP_PARAM + i: the op's i-th flag */
+    FLAG_OP_PARAM, /* FLAG_OP_PARAM + i: the op's i-th flag */
+    FLAG_OP_FILE = FLAG_OP_PARAM + OP_MAX_PARAMS /* FLAG_OP_FILE + i: the op's i-th file */
 };
 
-static const struct option long_options[] = {
+/* Every lesson's flags. */
+static const struct option run_options[] = {
     {"size", required_argument, NULL, FLAG_SIZE},
     {"batch", required_argument, NULL, FLAG_BATCH},
     {"cin", required_argument, NULL, FLAG_CIN},
@@ -37,6 +40,14 @@ static const struct option long_options[] = {
     {"no-cudnn", no_argument, NULL, FLAG_NO_CUDNN},
     {"csv", required_argument, NULL, FLAG_CSV},
     {"device", required_argument, NULL, FLAG_DEVICE},
+    {"frames-csv", required_argument, NULL, FLAG_FRAMES_CSV},
+    {"help", no_argument, NULL, FLAG_HELP},
+};
+#define RUN_FLAGS (sizeof run_options / sizeof run_options[0])
+
+/* The convolution's data flags; an op reads its own files (op.files), written with
+ * --output. */
+static const struct option conv_data_options[] = {
     {"input", required_argument, NULL, FLAG_INPUT},
     {"weights", required_argument, NULL, FLAG_WEIGHTS},
     {"bias", required_argument, NULL, FLAG_BIAS},
@@ -44,10 +55,11 @@ static const struct option long_options[] = {
     {"image", required_argument, NULL, FLAG_IMAGE},
     {"filter", required_argument, NULL, FLAG_FILTER},
     {"out", required_argument, NULL, FLAG_OUT},
-    {"frames-csv", required_argument, NULL, FLAG_FRAMES_CSV},
-    {"help", no_argument, NULL, FLAG_HELP},
 };
-#define FIXED_FLAGS (sizeof long_options / sizeof long_options[0])
+#define CONV_DATA_FLAGS (sizeof conv_data_options / sizeof conv_data_options[0])
+static const struct option op_output_option = {"output", required_argument, NULL, FLAG_OUTPUT};
+/* Room for either lesson's table and its end marker. */
+#define MAX_FLAGS (RUN_FLAGS + CONV_DATA_FLAGS + OP_MAX_PARAMS + OP_MAX_TENSORS + 2)
 
 #define USAGE_ERROR_SIZE 1024
 
@@ -164,9 +176,35 @@ static void print_variants(const struct lesson *lesson)
     printf("memory and the size), 77 no usable GPU.\n");
 }
 
+/* An op's files, as it declares them (op.files). */
+static void print_op_files_help(const struct lesson *lesson)
+{
+    const struct op *op = lesson->op;
+    if (!op->file_count)
+        return;
+    printf("data (NumPy .npy, little-endian float32, C order; all of them or none: the problem\n");
+    printf("follows their shapes, and the check their values):\n");
+    for (int i = 0; i < op->file_count; i++) {
+        char flag[64], dims[256];
+        snprintf(flag, sizeof flag, "--%s FILE", op->files[i].flag);
+        op_file_dims(op, &op->files[i], dims, sizeof dims);
+        printf("  %-18s %s: %s\n", flag, dims, op->files[i].help);
+    }
+    const int w = op_written_file(op, &lesson_find_preset(lesson, lesson->default_preset)->shape);
+    printf("  --output FILE      --%s after the run of --variant NAME, in its shape\n\n",
+           op->files[w].flag);
+}
+
 /* An op's problem flags: the same names, read as its page says (op.shape_help). */
 static void print_op_help(const struct lesson *lesson)
 {
+    const struct op *op = lesson->op;
+    if (op->file_count) {
+        printf("       %s", lesson->name);
+        for (int i = 0; i < op->file_count; i++)
+            printf(" --%s FILE.npy", op->files[i].flag);
+        printf("\n%*s[--variant NAME --output FILE.npy]\n", (int)strlen(lesson->name) + 8, "");
+    }
     printf("\nproblem (default: --preset %s; %s):\n", lesson->default_preset,
            lesson->op->shape_help);
     printf("  --preset NAME      a named problem (--list-presets); excludes the flags below\n");
@@ -182,6 +220,7 @@ static void print_op_help(const struct lesson *lesson)
     }
     printf("\n");
     print_run_help(lesson, false);
+    print_op_files_help(lesson);
     print_variants(lesson);
 }
 
@@ -269,15 +308,22 @@ static bool read_param(const struct op_param *p, const char *text, double *value
 
 /* Every output is a new name or a regular file, never one of the inputs (compared
  * by device and inode, not by name), checked before any work. */
-static enum cli_status check_outputs(const struct options *o)
+static enum cli_status check_outputs(const struct lesson *lesson, const struct options *o)
 {
     const char *filter_file =
         o->filter_spec && filter_spec_is_file(o->filter_spec) ? o->filter_spec : NULL;
-    const struct file_arg inputs[] = {
+    const struct file_arg conv_inputs[] = {
         {"--input", o->input_path}, {"--weights", o->weights_path}, {"--bias", o->bias_path},
         {"--image", o->image_path}, {"--filter", filter_file},
     };
-    const size_t count = sizeof inputs / sizeof inputs[0];
+    struct file_arg inputs[sizeof conv_inputs / sizeof conv_inputs[0] + OP_MAX_TENSORS];
+    memcpy(inputs, conv_inputs, sizeof conv_inputs);
+    size_t count = sizeof conv_inputs / sizeof conv_inputs[0];
+    char op_flag[OP_MAX_TENSORS][64]; /* "--mu" */
+    for (int i = 0; lesson->op && i < lesson->op->file_count; i++) {
+        snprintf(op_flag[i], sizeof op_flag[i], "--%s", lesson->op->files[i].flag);
+        inputs[count++] = (struct file_arg){op_flag[i], o->op_file_path[i]};
+    }
     char err[USAGE_ERROR_SIZE];
     bool ok = (!o->csv_path || append_path_check((struct file_arg){"--csv", o->csv_path},
                                                  inputs, count, err, sizeof err)) &&
@@ -311,30 +357,38 @@ static const char *first_shape_flag(const struct given *g, bool count_ksize)
     return NULL;
 }
 
-/* An op reads no files: its problems are presets or shape flags. */
-static const char *first_file_flag(const struct options *o)
+/* An op's files come all together, set the problem, and --output writes what one
+ * variant computed from them. */
+static enum cli_status check_op_files(const struct lesson *lesson, const struct options *o,
+                                      const char *shape_flag)
 {
-    if (o->input_path) return "--input";
-    if (o->weights_path) return "--weights";
-    if (o->bias_path) return "--bias";
-    if (o->output_path) return "--output";
-    if (o->image_path) return "--image";
-    if (o->filter_spec) return "--filter";
-    if (o->image_out_path) return "--out";
-    return NULL;
+    const struct op *op = lesson->op;
+    int given = -1, missing = -1;
+    for (int i = 0; i < op->file_count; i++) {
+        if (o->op_file_path[i] && given < 0)
+            given = i;
+        if (!o->op_file_path[i] && missing < 0)
+            missing = i;
+    }
+    char all[USAGE_ERROR_SIZE / 2];
+    op_files_list(op, all, sizeof all);
+    if (given < 0)
+        return o->output_path ? usage_error("--output needs the files %s", all) : CLI_RUN;
+    if (missing >= 0)
+        return usage_error("--%s needs --%s FILE.npy: %s reads %s together",
+                           op->files[given].flag, op->files[missing].flag, lesson->name, all);
+    if (o->preset || shape_flag)
+        return usage_error("--%s takes the problem from its files: drop %s",
+                           op->files[given].flag, o->preset ? "--preset" : shape_flag);
+    if (o->output_path && !o->variant)
+        return usage_error("--output needs --variant NAME: it writes what one variant computed");
+    return CLI_RUN;
 }
 
-static enum cli_status check_modes(const struct lesson *lesson, const struct options *o,
-                                   const struct given *g)
+/* The convolution's data: .npy files or an image. */
+static enum cli_status check_conv_files(const struct options *o, const struct given *g,
+                                        const char *shape_flag)
 {
-    const char *shape_flag = first_shape_flag(g, true);
-    const char *file_flag = lesson->op ? first_file_flag(o) : NULL;
-    if (file_flag)
-        return usage_error("%s: %s reads no files; its problem is a --preset or the shape flags",
-                           file_flag, lesson->name);
-    if (o->preset && shape_flag)
-        return usage_error("--preset %s fixes the problem: drop %s or drop --preset", o->preset,
-                           shape_flag);
     if (o->input_path) {
         if (o->preset || shape_flag || o->image_path || o->filter_spec)
             return usage_error("--input takes the problem from its files: drop %s",
@@ -356,6 +410,20 @@ static enum cli_status check_modes(const struct lesson *lesson, const struct opt
     } else if (o->image_out_path) {
         return usage_error("--out needs --image FILE");
     }
+    return CLI_RUN;
+}
+
+static enum cli_status check_modes(const struct lesson *lesson, const struct options *o,
+                                   const struct given *g)
+{
+    const char *shape_flag = first_shape_flag(g, true);
+    if (o->preset && shape_flag)
+        return usage_error("--preset %s fixes the problem: drop %s or drop --preset", o->preset,
+                           shape_flag);
+    const enum cli_status status = lesson->op ? check_op_files(lesson, o, shape_flag)
+                                              : check_conv_files(o, g, shape_flag);
+    if (status != CLI_RUN)
+        return status;
     if (!o->verify && (o->csv_path || o->frames_csv_path))
         return usage_error("%s records checked results only: drop --no-verify",
                            o->csv_path ? "--csv" : "--frames-csv");
@@ -414,6 +482,28 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
     return CLI_RUN;
 }
 
+/* Every lesson's flags, then the convolution's data flags or the op's own flags and
+ * files, then the end marker. */
+static void flag_table(const struct lesson *lesson, struct option *flags)
+{
+    const struct op *op = lesson->op;
+    memcpy(flags, run_options, sizeof run_options);
+    size_t n = RUN_FLAGS;
+    if (!op) {
+        memcpy(flags + n, conv_data_options, sizeof conv_data_options);
+        n += CONV_DATA_FLAGS;
+    }
+    for (int i = 0; op && i < op->param_count; i++)
+        flags[n++] = (struct option){op->params[i].flag, required_argument, NULL,
+                                     FLAG_OP_PARAM + i};
+    for (int i = 0; op && i < op->file_count; i++)
+        flags[n++] = (struct option){op->files[i].flag, required_argument, NULL,
+                                     FLAG_OP_FILE + i};
+    if (op && op->file_count)
+        flags[n++] = op_output_option;
+    flags[n] = (struct option){NULL, 0, NULL, 0};
+}
+
 enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv,
                               struct options *o)
 {
@@ -432,16 +522,10 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     o->shape.ksize = 0;
     struct given g = {0};
     long v;
-    /* The fixed flags, then the op's own. */
-    struct option flags[FIXED_FLAGS + OP_MAX_PARAMS + 1];
-    memcpy(flags, long_options, sizeof long_options);
-    const int params = lesson->op ? lesson->op->param_count : 0;
-    for (int i = 0; i < params; i++) {
-        flags[FIXED_FLAGS + i] = (struct option){lesson->op->params[i].flag, required_argument,
-                                                 NULL, FLAG_OP_PARAM + i};
+    struct option flags[MAX_FLAGS];
+    flag_table(lesson, flags);
+    for (int i = 0; lesson->op && i < lesson->op->param_count; i++)
         o->param[i] = lesson->op->params[i].fallback;
-    }
-    flags[FIXED_FLAGS + params] = (struct option){NULL, 0, NULL, 0};
     opterr = 0; /* we print our own one-line errors */
     /* optind 0, not 1: getopt_long also forgets where an earlier parse stopped
      * inside an argument such as "-xy". "+": it stops at the first argument that is
@@ -509,6 +593,10 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         case FLAG_FRAMES_CSV: o->frames_csv_path = optarg; break;
         case FLAG_HELP: print_help(lesson); return CLI_EXIT_OK;
         default:
+            if (c >= FLAG_OP_FILE) {
+                o->op_file_path[c - FLAG_OP_FILE] = optarg;
+                break;
+            }
             if (!read_param(&lesson->op->params[c - FLAG_OP_PARAM], optarg,
                             &o->param[c - FLAG_OP_PARAM]))
                 return CLI_EXIT_USAGE;
@@ -519,10 +607,15 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     enum cli_status status = check_modes(lesson, o, &g);
     if (status != CLI_RUN)
         return status;
-    if ((status = check_outputs(o)) != CLI_RUN)
+    if ((status = check_outputs(lesson, o)) != CLI_RUN)
         return status;
     if (o->input_path) {
         o->mode = MODE_NPY;
+        o->preset = "custom";
+        return CLI_RUN;
+    }
+    if (lesson->op && lesson->op->file_count && o->op_file_path[0]) {
+        o->mode = MODE_NPY; /* the shape comes from the files (op_files.h) */
         o->preset = "custom";
         return CLI_RUN;
     }

@@ -9,6 +9,7 @@
 #include "conv_problem.h"
 #include "lesson.h"
 
+/* MODE_NPY: the data from .npy files, the convolution's --input or an op's files. */
 enum run_mode { MODE_BENCH, MODE_NPY, MODE_IMAGE };
 
 struct options {
@@ -31,6 +32,7 @@ struct options {
     double param[OP_MAX_PARAMS]; /* an op's own flags (op.params), or their defaults */
     int device;
     const char *input_path, *weights_path, *bias_path, *output_path; /* npy mode */
+    const char *op_file_path[OP_MAX_TENSORS]; /* an op's files, as op.files; NULL: not given */
     const char *image_path, *image_out_path; /* image mode */
     const char *filter_spec; /* image mode, or named weights for a bench run; NULL: random */
 };

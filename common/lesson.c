@@ -574,20 +574,16 @@ static void run_single(struct run *r)
     run_variant(r, v, &b, &row, false);
     if (gpu)
         gpu_buffers_free(&b);
-    const char *status = row_status(&row);
     const char *path = r->opts.mode == MODE_IMAGE ? r->opts.image_out_path : r->opts.output_path;
-    if (row.verified && !row.check.pass) {
-        printf("variant %s: FAIL (%zu of %zu outputs off, max abs error %.3e): nothing written\n",
-               v->name, row.check.failures, row.check.checked, row.check.max_abs);
+    if (!result_may_be_written(&row))
         return;
-    }
     char err[ERROR_SIZE];
     if (!write_result(r, err, sizeof err)) {
         print_error("%s %s", r->opts.mode == MODE_IMAGE ? "--out" : "--output", err);
         r->failures++;
         return;
     }
-    printf("variant %s: %s%s%s\n", v->name, status, path ? ", wrote " : "", path ? path : "");
+    print_written(&row, path);
 }
 
 static int check_variants_apply(const struct run *r)

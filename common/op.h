@@ -23,6 +23,8 @@
 
 #define OP_MAX_TENSORS 6
 #define OP_MAX_PARAMS 4
+#define OP_MAX_FILE_DIMS 8 /* NPY_MAX_DIMS */
+#define OP_MAX_DIM_NAMES 16
 
 /* A number the op reads from a flag of its own (lesson 11's --threshold). Its value
  * reaches the op's callbacks and every run as param[i], and the CSV's params column as
@@ -32,6 +34,17 @@ struct op_param {
     const char *help; /* one line for --help */
     double fallback, lo, hi;
     bool integer;
+};
+
+/* A tensor of the op's file layout read from a NumPy .npy file (--<flag> FILE.npy) and,
+ * when the op writes it, written with --output. Its shape is a list of the op's named
+ * dimensions (op.dim_names): a name stands for one size in every file, so the files
+ * must agree, and the problem's shape follows from them (op.shape_of_files). */
+struct op_file {
+    const char *flag; /* without the leading "--": the name the op's users give the tensor */
+    const char *help; /* one line for --help */
+    int rank;
+    int dim[OP_MAX_FILE_DIMS]; /* indices into op.dim_names */
 };
 
 /* An op's layouts are its own: an index into op.layout_names. */
@@ -131,6 +144,29 @@ struct op {
     /* Minimum traffic in bytes of one run in a layout, and its FLOPs. */
     double (*min_bytes)(const struct conv_shape *s, int layout);
     double (*flops)(const struct conv_shape *s, int layout);
+
+    /* Optional, .npy files in and out (op_files.h): files[i] is tensor i of file_layout,
+     * the layout the op's users hold (lesson 10's: the seed's 7-D tensors), exactly one
+     * of them written. Given, they are all given together; the shape follows from them,
+     * buffer set 0 holds their values in each variant's layout, and --output writes the
+     * written one after the checked run of the variant --variant names. */
+    const struct op_file *files;
+    int file_count; /* every tensor of file_layout */
+    int file_layout;
+    const char *const *dim_names; /* at most OP_MAX_DIM_NAMES, for --help and errors */
+    /* The shape of files whose dimensions have these sizes (dim[i] is dim_names[i]'s,
+     * 1..INT_MAX for every name a file uses); false when there is none, with one line in why and *culprit the
+     * file to name. op.shape_problem is asked too. */
+    bool (*shape_of_files)(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
+                           size_t why_size);
+    /* One buffer set's tensors in a layout from the files' values (file, in
+     * file_layout), as draw fills them (NaN wherever the op must not write). */
+    void (*from_files)(const struct conv_shape *s, int layout, void *const *file,
+                       void *const *tensor);
+    /* The written tensor of `file` (the files' values) updated in place to its value
+     * after a run in a layout whose written tensors are `after`. */
+    void (*to_files)(const struct conv_shape *s, int layout, void *const *file,
+                     void *const *after);
 };
 
 #endif

@@ -17,6 +17,7 @@
 #include "gpu_runner.h"
 #include "gpu_timer.h"
 #include "host_info.h"
+#include "op_files.h"
 #include "report.h"
 #include "session.h"
 #include "timing.h"
@@ -30,6 +31,7 @@ struct op_run {
     struct options opts;
     struct session session;
     int frames; /* of a sequence op; 0 for one that is not */
+    struct op_files files; /* the files' values in .npy mode (opts.mode == MODE_NPY) */
     int failures;
 };
 
@@ -55,9 +57,14 @@ static size_t set_bytes(const struct op_buffers *b)
     return bytes;
 }
 
+/* Set 0 holds the files' values in .npy mode; every other set is drawn. */
 static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set,
                      void *const *host)
 {
+    if (set == 0 && r->opts.mode == MODE_NPY) {
+        r->op->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
+        return true;
+    }
     uint64_t seed = r->opts.seed + (uint64_t)set * SET_SEED_STRIDE;
     char err[1024];
     if (r->op->draw(&r->opts.shape, r->opts.param, b->layout, seed, host, err, sizeof err))
@@ -96,10 +103,9 @@ static bool buffers_create(const struct op_run *r, struct op_buffers *b, int lay
     }
     if (!draw_set(r, b, 0, b->before))
         return false;
-    b->sets = host || r->frames || r->opts.mode != MODE_BENCH
-                  ? 1
-                  : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
-                                    r->session.gpu.free_bytes);
+    b->sets = host || r->frames ? 1
+                                : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
+                                                  r->session.gpu.free_bytes);
     /* Sets after the first are drawn into `staged`, uploaded, and forgotten. */
     void *staged[OP_MAX_TENSORS] = {0};
     for (int i = 0; b->sets > 1 && i < b->count; i++)
@@ -402,6 +408,21 @@ static double describe(const struct op_run *r, const struct op_variant *v,
     return v->work_share(&r->opts.shape, r->opts.param, b->before, text + used, size - used);
 }
 
+/* --output: the written tensor after the checked run, unless it failed the check; a
+ * file that cannot be written is a runtime error. */
+static void write_output(struct op_run *r, const struct op_buffers *b,
+                         const struct result_row *row)
+{
+    if (!result_may_be_written(row))
+        return;
+    if (!op_files_write(r->op, &r->opts.shape, b->layout, b->after, &r->files,
+                        r->opts.output_path)) {
+        r->failures++;
+        return;
+    }
+    print_written(row, r->opts.output_path);
+}
+
 /* false when the inputs could not be drawn (the message is printed). */
 static bool run_bench(struct op_run *r)
 {
@@ -443,6 +464,8 @@ static bool run_bench(struct op_run *r)
         emit(r, &row);
         if (r->frames)
             emit_frames(r, &row, fr);
+        if (r->opts.output_path) /* --variant names the one variant */
+            write_output(r, &b, &row);
     }
     buffers_free(&b);
     free(fr);
@@ -490,10 +513,38 @@ static void print_problem(const struct op_run *r)
         printf(" %s=%g", r->op->params[i].flag, r->opts.param[i]);
     if (r->frames)
         printf(" | %d frames, each timed alone after an untimed frame 0", r->frames);
+    const bool files = r->opts.mode == MODE_NPY;
+    if (files) {
+        char list[256];
+        op_files_list(r->op, list, sizeof list);
+        printf(" | data: %s", list);
+    }
     printf(" | seed %llu | check: %s\n", (unsigned long long)r->opts.seed,
            !r->opts.verify ? "off (--no-verify)"
            : r->frames     ? "every frame, against float64 of the inputs as drawn"
+           : files         ? "against float64 of the files' values"
                            : "against float64 of the inputs as drawn");
+}
+
+/* The run after the flags: the files read (.npy mode), the GPU if a variant needs one. */
+static int run_op(struct op_run *r)
+{
+    if (r->opts.mode == MODE_NPY && !op_files_read(r->op, r->opts.op_file_path, r->opts.param,
+                                                   &r->opts.shape, &r->files))
+        return EXIT_USAGE;
+    r->frames = r->op->frames ? r->op->frames(&r->opts.shape) : 0;
+    int rc = check_named_variant(r);
+    if (rc != EXIT_PASS)
+        return rc;
+    rc = session_open(&r->session, r->lesson->name, needs_gpu(r),
+                      r->lesson->min_compute_capability, r->opts.device);
+    if (rc != EXIT_PASS)
+        return rc;
+    session_print_header(&r->session, any_cpu_variant(r));
+    print_problem(r);
+    const bool drawn = run_bench(r);
+    session_close(&r->session);
+    return !drawn ? EXIT_USAGE : r->failures ? EXIT_FAIL : EXIT_PASS;
 }
 
 int op_main(const struct lesson *lesson, int argc, char **argv)
@@ -504,17 +555,7 @@ int op_main(const struct lesson *lesson, int argc, char **argv)
     case CLI_EXIT_USAGE: return EXIT_USAGE;
     case CLI_RUN: break;
     }
-    r.frames = lesson->op->frames ? lesson->op->frames(&r.opts.shape) : 0;
-    int rc = check_named_variant(&r);
-    if (rc != EXIT_PASS)
-        return rc;
-    rc = session_open(&r.session, lesson->name, needs_gpu(&r), lesson->min_compute_capability,
-                      r.opts.device);
-    if (rc != EXIT_PASS)
-        return rc;
-    session_print_header(&r.session, any_cpu_variant(&r));
-    print_problem(&r);
-    const bool drawn = run_bench(&r);
-    session_close(&r.session);
-    return !drawn ? EXIT_USAGE : r.failures ? EXIT_FAIL : EXIT_PASS;
+    const int rc = run_op(&r);
+    op_files_free(&r.files);
+    return rc;
 }

@@ -20,6 +20,21 @@ const char *row_status(const struct result_row *row)
     return row->check.pass ? "PASS" : "FAIL";
 }
 
+bool result_may_be_written(const struct result_row *row)
+{
+    if (!row->verified || row->check.pass)
+        return true;
+    printf("variant %s: FAIL (%zu of %zu outputs off, max abs error %.3e): nothing written\n",
+           row->variant, row->check.failures, row->check.checked, row->check.max_abs);
+    return false;
+}
+
+void print_written(const struct result_row *row, const char *path)
+{
+    printf("variant %s: %s%s%s\n", row->variant, row_status(row), path ? ", wrote " : "",
+           path ? path : "");
+}
+
 void print_table_header(void)
 {
     printf("%-20s %-11s %10s %10s %8s %9s %9s %-7s %9s %9s %9s  %s\n", "variant", "format",

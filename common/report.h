@@ -62,6 +62,12 @@ struct frame_row {
 bool frame_csv_append(const char *path, const struct run_context *ctx,
                       const struct result_row *row, const struct frame_row *frames, int count);
 
+/* Before a run's result is written to a file: false, with "variant X: FAIL (...):
+ * nothing written" printed, when it failed its check. */
+bool result_may_be_written(const struct result_row *row);
+/* "variant X: PASS, wrote FILE" (unchecked with --no-verify; no file when path is NULL). */
+void print_written(const struct result_row *row, const char *path);
+
 /* Prints the row and, when it ran and ctx has a CSV path, appends it; false when the
  * CSV could not be written (the message is printed). */
 bool report_row(const struct run_context *ctx, const struct result_row *row);

@@ -2,6 +2,7 @@
 #include "covariance_op.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,27 @@ static void draw_gamma_diag(const struct conv_shape *s, float *gd, struct rng *g
     cov_symmetrize_gamma(s, gd);
 }
 
+/* Room for the diagonal blocks of gamma and of the output. */
+static float *alloc_gamma_diag(const struct conv_shape *s)
+{
+    return host_alloc(cov_gamma_diag_count(s) * sizeof(float), "the diagonal blocks of gamma");
+}
+
+static float *alloc_out_blocks(const struct conv_shape *s)
+{
+    return host_alloc(cov_out_count(s, COV_BLOCKS) * sizeof(float), "the output blocks");
+}
+
+/* The full layout from the diagonal blocks gd and ob: every other entry NaN. */
+static void lay_out_full(const struct conv_shape *s, const float *gd, const float *ob,
+                         void *const *tensor)
+{
+    memset(tensor[COV_GAMMA], POISON_BYTE, cov_gamma_full_count(s) * sizeof(float));
+    memset(tensor[COV_OUT], POISON_BYTE, cov_out_count(s, COV_FULL) * sizeof(float));
+    cov_scatter_gamma(s, gd, tensor[COV_GAMMA]);
+    cov_scatter_out(s, ob, tensor[COV_OUT]);
+}
+
 void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *const *tensor)
 {
     struct rng g = rng_seeded(seed);
@@ -45,16 +67,99 @@ void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *co
                      &g);
         return;
     }
-    float *gd = host_alloc(cov_gamma_diag_count(s) * sizeof *gd, "the diagonal blocks of gamma");
-    float *ob = host_alloc(cov_out_count(s, COV_BLOCKS) * sizeof *ob, "the output blocks");
+    float *gd = alloc_gamma_diag(s), *ob = alloc_out_blocks(s);
     draw_gamma_diag(s, gd, &g);
     fill_uniform(ob, cov_out_count(s, COV_BLOCKS), -1.0f, 1.0f, &g);
-    memset(tensor[COV_GAMMA], POISON_BYTE, cov_gamma_full_count(s) * sizeof(float));
-    memset(tensor[COV_OUT], POISON_BYTE, cov_out_count(s, COV_FULL) * sizeof(float));
-    cov_scatter_gamma(s, gd, tensor[COV_GAMMA]);
-    cov_scatter_out(s, ob, tensor[COV_OUT]);
+    lay_out_full(s, gd, ob, tensor);
     free(gd);
     free(ob);
+}
+
+const char *const cov_dim_names[COV_DIM_COUNT] = {"B", "Ci", "Co", "H", "W", "Ho", "Wo"};
+
+const struct op_file cov_op_files[COV_TENSOR_COUNT] = {
+    [COV_MU] = {"mu", "the mean of the layer's input", 4,
+                {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W}},
+    [COV_GAMMA] = {"gamma", "its covariance (blocks ci = ci' read)", 7,
+                   {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W, COV_DIM_CI, COV_DIM_H,
+                    COV_DIM_W}},
+    [COV_C] = {"c", "a factor per output channel", 1, {COV_DIM_CO}},
+    [COV_OUT] = {"input", "the seed's input, added to (Ho = H-k+1)", 7,
+                 {COV_DIM_B, COV_DIM_CO, COV_DIM_HO, COV_DIM_WO, COV_DIM_CO, COV_DIM_HO,
+                  COV_DIM_WO}},
+};
+
+bool cov_op_shape_of_files(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
+                           size_t why_size)
+{
+    const size_t h = dim[COV_DIM_H], w = dim[COV_DIM_W];
+    const size_t ho = dim[COV_DIM_HO], wo = dim[COV_DIM_WO];
+    *culprit = COV_OUT; /* Ho and Wo come from --input alone */
+    const size_t k = ho <= h ? h - ho + 1 : 0;
+    if (k < 1 || k > MAX_KSIZE || k % 2 == 0 || wo > w || w - wo + 1 != k) {
+        snprintf(why, why_size,
+                 "Ho x Wo = %zux%zu is not (H-k+1) x (W-k+1) for H x W = %zux%zu (--mu) and "
+                 "one window k, odd in 1..%d as --ksize",
+                 ho, wo, h, w, MAX_KSIZE);
+        return false;
+    }
+    *s = (struct conv_shape){.n = (int)dim[COV_DIM_B], .cin = (int)dim[COV_DIM_CI],
+                             .cout = (int)dim[COV_DIM_CO], .h = (int)h, .w = (int)w,
+                             .ksize = (int)k};
+    return true;
+}
+
+void cov_op_from_files(const struct conv_shape *s, int layout, void *const *file,
+                       void *const *tensor)
+{
+    memcpy(tensor[COV_MU], file[COV_MU], cov_mu_count(s) * sizeof(float));
+    memcpy(tensor[COV_C], file[COV_C], cov_c_count(s) * sizeof(float));
+    switch (layout) {
+    case COV_FULL: {
+        float *gd = alloc_gamma_diag(s), *ob = alloc_out_blocks(s);
+        cov_gather_gamma(s, file[COV_GAMMA], gd);
+        cov_gather_out(s, file[COV_OUT], ob);
+        lay_out_full(s, gd, ob, tensor);
+        free(gd);
+        free(ob);
+        return;
+    }
+    case COV_BLOCKS:
+        cov_gather_gamma(s, file[COV_GAMMA], tensor[COV_GAMMA]);
+        cov_gather_out(s, file[COV_OUT], tensor[COV_OUT]);
+        return;
+    default: /* S from zero; cov_op_to_files adds c (x) S to the file's input */
+        cov_gather_gamma(s, file[COV_GAMMA], tensor[COV_GAMMA]);
+        memset(tensor[COV_OUT], 0, cov_out_count(s, COV_FACTORED) * sizeof(float));
+    }
+}
+
+void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
+                     void *const *after)
+{
+    float *out = file[COV_OUT];
+    switch (layout) {
+    case COV_FULL: {
+        float *ob = alloc_out_blocks(s);
+        cov_gather_out(s, after[COV_OUT], ob);
+        cov_scatter_out(s, ob, out);
+        free(ob);
+        return;
+    }
+    case COV_BLOCKS:
+        cov_scatter_out(s, after[COV_OUT], out);
+        return;
+    default: {
+        const float *sum = after[COV_OUT], *c = file[COV_C];
+        const size_t Q = cov_out_positions(s);
+        for (int b = 0; b < s->n; b++)
+            for (int c0 = 0; c0 < s->cout; c0++)
+                for (size_t q = 0; q < Q; q++)
+                    for (size_t q2 = 0; q2 < Q; q2++)
+                        out[cov_out_full_at(s, b, c0, q, c0, q2)] +=
+                            c[c0] * sum[cov_out_factored_at(s, b, q, q2)];
+    }
+    }
 }
 
 /* Where output (b, c0, q, q') lives in the layout; c0 is ignored by the factored one. */

@@ -1,5 +1,6 @@
 /* Lesson 10's problem as a harness op (op.h): its tensors in each layout, how they are
- * drawn, and the check of a result against the float64 gold (covariance.h). */
+ * drawn or read from the seed's .npy files and written back, and the check of a result
+ * against the float64 gold (covariance.h). */
 #ifndef COVARIANCE_OP_H
 #define COVARIANCE_OP_H
 
@@ -22,6 +23,27 @@ void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *co
  * COV_CHECK_MAX_TERMS window terms, else the rows q of a sample (every q', every c0, the
  * first and last rows included); and in the full layout every entry outside the blocks
  * still NaN. */
+/* .npy files (op.files): the seed's tensors in the full layout, flags named as the seed
+ * names them (--mu, --gamma, --c, and --input for the output it adds to), their shapes
+ * in these dimensions. The window k is H - Ho + 1 (= W - Wo + 1), odd in
+ * 1..MAX_KSIZE as --ksize is. */
+enum cov_dim { COV_DIM_B, COV_DIM_CI, COV_DIM_CO, COV_DIM_H, COV_DIM_W, COV_DIM_HO, COV_DIM_WO,
+               COV_DIM_COUNT };
+extern const char *const cov_dim_names[COV_DIM_COUNT];
+extern const struct op_file cov_op_files[COV_TENSOR_COUNT];
+bool cov_op_shape_of_files(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
+                           size_t why_size);
+/* A layout's tensors from the files' values: mu and c as they are, the diagonal blocks
+ * of gamma and the output gathered (the full layout's other entries NaN, as drawn);
+ * the factored S starts at zero. */
+void cov_op_from_files(const struct conv_shape *s, int layout, void *const *file,
+                       void *const *tensor);
+/* The file's output (file[COV_OUT], the seed's input) after a run in a layout: its
+ * diagonal blocks replaced by the run's (plus c (x) S for the factored layout), every
+ * other entry as it was. */
+void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
+                     void *const *after);
+
 struct check_result cov_op_check(const struct conv_shape *s, int layout, void *const *before,
                                  void *const *after);
 double cov_op_min_bytes(const struct conv_shape *s, int layout);

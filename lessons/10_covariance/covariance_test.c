@@ -1,16 +1,29 @@
 /* Lesson 10 on the host, no GPU needed: the compact (channel-diagonal) path equals
  * seed 001's op_slow on the full 7-D tensors, entries outside the diagonal blocks are
  * never read or written, the box-filter order of the GPU kernels (box_tile.cuh)
- * computes the same sums, and shapes without an output are refused. */
+ * computes the same sums, and shapes without an output are refused. The seed's toy
+ * case as .npy files (COV_FILES_DIR) through the executable (LESSON_BIN): the result
+ * file is what op_slow makes of them; the GPU variants' round trip is the one case
+ * that needs a GPU. */
+#define _POSIX_C_SOURCE 200809L /* posix_spawn, truncate */
+#include <errno.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "covariance_op.h"
+#include "npy.h"
 #include "rng.h"
 #include "unit.h"
+
+extern char **environ;
 
 /* A NaN with a payload no arithmetic produces: an off-diagonal entry that still holds
  * it, bit for bit, was neither read into a result nor written. */
@@ -437,6 +450,279 @@ static void op_draw_symmetric(void)
     op_tensors_free(&o);
 }
 
+/* The seed's toy case as its Python makes it: torch.rand for mu, gamma and input (every
+ * entry, on the diagonal blocks or not), c = 1 for every output channel (seed_c), else
+ * c random in [0.5, 2): a c that is dropped or misplaced shows. */
+static const struct conv_shape seed_toy = {.n = 2, .cin = 3, .cout = 3, .h = 9, .w = 9, .ksize = 3};
+static const size_t seed_input_shape[] = {2, 3, 7, 7, 3, 7, 7};
+
+struct seed_files {
+    struct conv_shape s;
+    float *t[COV_TENSOR_COUNT]; /* indexed by enum cov_tensor, in the full layout */
+};
+
+static struct seed_files make_seed_files(bool seed_c)
+{
+    struct seed_files f = {.s = seed_toy};
+    struct rng r = rng_seeded(11);
+    f.t[COV_MU] = filled(cov_mu_count(&f.s), &r, 0, 1);
+    f.t[COV_GAMMA] = filled(cov_gamma_full_count(&f.s), &r, 0, 1);
+    f.t[COV_C] = filled(cov_c_count(&f.s), &r, 0.5, 2);
+    for (int c0 = 0; seed_c && c0 < f.s.cout; c0++)
+        f.t[COV_C][c0] = 1;
+    f.t[COV_OUT] = filled(cov_out_count(&f.s, COV_FULL), &r, 0, 1);
+    return f;
+}
+
+static void free_seed_files(struct seed_files *f)
+{
+    for (int i = 0; i < COV_TENSOR_COUNT; i++)
+        free(f->t[i]);
+}
+
+/* Entries of `got` (the seed's input after the op, full layout) that differ from what
+ * op_slow makes of the files: on the diagonal blocks bit for bit when `exact`, else
+ * beyond op_slow's float32 bound from the float64 gold; every other entry must be the
+ * file's, bit for bit. */
+static size_t mismatches_against_slow(const struct seed_files *f, const float *got, bool exact)
+{
+    const struct conv_shape *s = &f->s;
+    const size_t count = cov_out_count(s, COV_FULL), Q = cov_out_positions(s);
+    float *slow = alloc_or_exit(count * sizeof(float));
+    memcpy(slow, f->t[COV_OUT], count * sizeof(float));
+    cov_op_slow(s, slow, f->t[COV_GAMMA], f->t[COV_MU], f->t[COV_C]);
+    float *gd = alloc_or_exit(cov_gamma_diag_count(s) * sizeof(float));
+    float *before = alloc_or_exit(cov_out_count(s, COV_BLOCKS) * sizeof(float));
+    cov_gather_gamma(s, f->t[COV_GAMMA], gd);
+    cov_gather_out(s, f->t[COV_OUT], before);
+    size_t bad = 0;
+    for (int b = 0; b < s->n; b++)
+        for (int c0 = 0; c0 < s->cout; c0++)
+            for (size_t q = 0; q < Q; q++)
+                for (int c02 = 0; c02 < s->cout; c02++)
+                    for (size_t q2 = 0; q2 < Q; q2++) {
+                        const size_t at = cov_out_full_at(s, b, c0, q, c02, q2);
+                        if (exact || c02 != c0) {
+                            bad += memcmp(&got[at], &slow[at], sizeof(float)) != 0;
+                            continue;
+                        }
+                        double mag;
+                        const double ref = cov_gold_at(s, f->t[COV_MU], gd, f->t[COV_C], before,
+                                                       b, c0, q, q2, &mag);
+                        bad += !(fabs(got[at] - ref) <= slow_tolerance(s, mag));
+                    }
+    free(slow);
+    free(gd);
+    free(before);
+    return bad;
+}
+
+/* A file of the test's folder. */
+static const char *file_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", COV_FILES_DIR, name);
+    return buf;
+}
+
+static void write_npy(const char *name, const float *data, int ndim, const size_t *shape)
+{
+    char path[FILENAME_MAX], err[512];
+    const bool ok = npy_write(file_path(path, sizeof path, name), data, ndim, shape, err,
+                              sizeof err);
+    if (!ok)
+        fprintf(stderr, "%s\n", err);
+    CHECK(ok);
+}
+
+/* name with `extra` bytes more (or fewer, when negative) data than its header says. */
+static void write_npy_resized(const char *name, const float *data, int ndim,
+                              const size_t *shape, long extra)
+{
+    write_npy(name, data, ndim, shape);
+    char path[FILENAME_MAX];
+    struct stat st;
+    CHECK(stat(file_path(path, sizeof path, name), &st) == 0);
+    CHECK(truncate(path, st.st_size + extra) == 0);
+}
+
+/* The seed's toy case as mu.npy, gamma.npy, c.npy and input.npy, and files that must
+ * be refused: a truncated gamma, a mu with more data than its header says, a mu of
+ * another batch, a c of another channel count, an input whose Ho x Wo fits no square
+ * window (7x6) and one whose window would be even (6x6: k = 4). */
+static void write_seed_toy_files(void)
+{
+    CHECK(mkdir(COV_FILES_DIR, 0777) == 0 || errno == EEXIST);
+    struct seed_files f = make_seed_files(true);
+    const size_t mu[] = {2, 3, 9, 9}, gamma[] = {2, 3, 9, 9, 3, 9, 9}, c[] = {3};
+    write_npy("mu.npy", f.t[COV_MU], 4, mu);
+    write_npy("gamma.npy", f.t[COV_GAMMA], 7, gamma);
+    write_npy("c.npy", f.t[COV_C], 1, c);
+    write_npy("input.npy", f.t[COV_OUT], 7, seed_input_shape);
+    write_npy_resized("gamma_truncated.npy", f.t[COV_GAMMA], 7, gamma, -4);
+    write_npy_resized("mu_lying.npy", f.t[COV_MU], 4, mu, 4);
+    const size_t mu_b1[] = {1, 3, 9, 9}, c4[] = {4}, input_7x6[] = {2, 3, 7, 6, 3, 7, 6};
+    const size_t input_6x6[] = {2, 3, 6, 6, 3, 6, 6};
+    write_npy("mu_b1.npy", f.t[COV_MU], 4, mu_b1);
+    write_npy("c4.npy", f.t[COV_OUT], 1, c4);
+    write_npy("input_7x6.npy", f.t[COV_OUT], 7, input_7x6);
+    write_npy("input_6x6.npy", f.t[COV_OUT], 7, input_6x6);
+    free_seed_files(&f);
+}
+
+/* Runs the lesson on the seed's toy files with one variant, the result into `out`;
+ * returns its exit code (-1 when it did not exit). */
+static int run_lesson_on_files(const char *variant, const char *out)
+{
+    char mu[FILENAME_MAX], gamma[FILENAME_MAX], c[FILENAME_MAX], input[FILENAME_MAX];
+    char *argv[] = {LESSON_BIN, "--variant", (char *)variant, "--reps", "1", "--warmup", "0",
+                    "--mu", (char *)file_path(mu, sizeof mu, "mu.npy"),
+                    "--gamma", (char *)file_path(gamma, sizeof gamma, "gamma.npy"),
+                    "--c", (char *)file_path(c, sizeof c, "c.npy"),
+                    "--input", (char *)file_path(input, sizeof input, "input.npy"),
+                    "--output", (char *)out, NULL};
+    pid_t pid;
+    int status;
+    if (posix_spawn(&pid, LESSON_BIN, NULL, NULL, argv, environ) != 0 ||
+        waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The variant's result file against op_slow of the files, and removed. */
+static void check_round_trip(const char *variant, bool exact)
+{
+    char out[FILENAME_MAX], name[64];
+    snprintf(name, sizeof name, "out_%s.npy", variant);
+    file_path(out, sizeof out, name);
+    remove(out);
+    const int rc = run_lesson_on_files(variant, out);
+    if (rc == 77)
+        exit(77); /* no GPU: ctest reports the case as skipped */
+    CHECK(rc == 0);
+    struct seed_files f = make_seed_files(true);
+    struct npy_array got;
+    char err[512];
+    const bool read = npy_read(out, &got, err, sizeof err);
+    const bool shaped = read && got.ndim == 7 &&
+                        memcmp(got.shape, seed_input_shape, sizeof seed_input_shape) == 0;
+    CHECK(shaped);
+    if (shaped) {
+        const size_t bad = mismatches_against_slow(&f, got.data, exact);
+        if (bad)
+            fprintf(stderr, "%s: %zu entries of %s differ from op_slow's\n", variant, bad, out);
+        CHECK(bad == 0);
+    }
+    if (read)
+        npy_free(&got);
+    free_seed_files(&f);
+    remove(out);
+}
+
+/* The seed's loops write exactly what op_slow makes of the files, bit for bit. */
+static void files_round_trip_cpu(void)
+{
+    check_round_trip("cpu_loops", true);
+    check_round_trip("cpu_openmp", true);
+}
+
+/* Every GPU variant defined for any gamma, within op_slow's float32 bound; the one that
+ * needs a symmetric gamma (torch.rand's is not) fails its check and writes nothing. */
+static void files_round_trip_gpu(void)
+{
+    const char *variants[] = {"seed_port", "thread_per_output", "shared_box", "factored",
+                              "channels_summed", "channels_summed_factored"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        check_round_trip(variants[i], false);
+    char out[FILENAME_MAX];
+    file_path(out, sizeof out, "out_factored_symmetric.npy");
+    remove(out);
+    CHECK(run_lesson_on_files("factored_symmetric", out) == 1);
+    CHECK(access(out, F_OK) != 0);
+}
+
+/* Each layout from the files and back on the host (what the harness does around a
+ * run): the run's result in the layout passes the op's check, and back in the full
+ * layout it is what op_slow makes of the files. */
+static void files_every_layout(void)
+{
+    struct seed_files f = make_seed_files(false);
+    const struct conv_shape *s = &f.s;
+    const size_t Q = cov_out_positions(s);
+    for (int layout = 0; layout < COV_LAYOUT_COUNT; layout++) {
+        struct op_tensor t[OP_MAX_TENSORS];
+        void *before[OP_MAX_TENSORS], *after[OP_MAX_TENSORS] = {0}, *file[OP_MAX_TENSORS];
+        cov_op_tensors(s, layout, t);
+        for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+            before[i] = alloc_or_exit(t[i].bytes);
+            file[i] = f.t[i];
+        }
+        cov_op_from_files(s, layout, file, before);
+        float *out = alloc_or_exit(t[COV_OUT].bytes);
+        memcpy(out, before[COV_OUT], t[COV_OUT].bytes);
+        after[COV_OUT] = out;
+        const float *gd = before[COV_GAMMA], *mu = before[COV_MU], *c = before[COV_C];
+        if (layout == COV_FULL)
+            cov_op_slow(s, out, before[COV_GAMMA], mu, c);
+        for (int b = 0; layout != COV_FULL && b < s->n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++) {
+                    if (layout == COV_FACTORED)
+                        out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
+                            s, mu, gd, before[COV_OUT], b, q, q2, NULL);
+                    for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
+                        out[cov_out_blocks_at(s, b, c0, q, q2)] = (float)cov_gold_at(
+                            s, mu, gd, c, before[COV_OUT], b, c0, q, q2, NULL);
+                }
+        CHECK(cov_op_check(s, layout, before, after).pass);
+        float *written = alloc_or_exit(cov_out_count(s, COV_FULL) * sizeof(float));
+        memcpy(written, f.t[COV_OUT], cov_out_count(s, COV_FULL) * sizeof(float));
+        file[COV_OUT] = written;
+        cov_op_to_files(s, layout, file, after);
+        const size_t bad = mismatches_against_slow(&f, written, layout == COV_FULL);
+        if (bad)
+            fprintf(stderr, "layout %s: %zu entries differ\n", cov_layout_names[layout], bad);
+        CHECK(bad == 0);
+        for (int i = 0; i < COV_TENSOR_COUNT; i++)
+            free(before[i]);
+        free(out);
+        free(written);
+    }
+    free_seed_files(&f);
+}
+
+/* The files' dimensions give the shape, and tensors of the sizes the op indexes. */
+static void files_give_the_shape(void)
+{
+    size_t dim[COV_DIM_COUNT] = {[COV_DIM_B] = 2, [COV_DIM_CI] = 4, [COV_DIM_CO] = 3,
+                                 [COV_DIM_H] = 9, [COV_DIM_W] = 8, [COV_DIM_HO] = 5,
+                                 [COV_DIM_WO] = 4};
+    struct conv_shape s;
+    int culprit = -1;
+    char why[256];
+    CHECK(cov_op_shape_of_files(dim, &s, &culprit, why, sizeof why));
+    CHECK(s.n == 2 && s.cin == 4 && s.cout == 3 && s.h == 9 && s.w == 8 && s.ksize == 5);
+    struct op_tensor t[OP_MAX_TENSORS];
+    cov_op_tensors(&s, COV_FULL, t);
+    for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+        size_t count = 1;
+        for (int d = 0; d < cov_op_files[i].rank; d++)
+            count *= dim[cov_op_files[i].dim[d]];
+        CHECK(count * sizeof(float) == t[i].bytes);
+    }
+    /* Ho x Wo: no square window, an even one (k = 4), larger than H, larger than W. */
+    const size_t refused[][2] = {{5, 5}, {6, 5}, {10, 8}, {9, 9}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        dim[COV_DIM_HO] = refused[i][0];
+        dim[COV_DIM_WO] = refused[i][1];
+        culprit = -1;
+        CHECK(!cov_op_shape_of_files(dim, &s, &culprit, why, sizeof why));
+        CHECK(culprit == COV_OUT && strstr(why, "Ho x Wo"));
+    }
+    dim[COV_DIM_H] = dim[COV_DIM_W] = MAX_KSIZE + 2; /* k = 33 */
+    dim[COV_DIM_HO] = dim[COV_DIM_WO] = 1;
+    CHECK(!cov_op_shape_of_files(dim, &s, &culprit, why, sizeof why));
+}
+
 static const struct unit_case cases[] = {
     {"seed_toy_matches_op_slow", seed_toy_matches_op_slow},
     {"awkward_shapes_match_op_slow", awkward_shapes_match_op_slow},
@@ -448,6 +734,11 @@ static const struct unit_case cases[] = {
     {"preset_sizes", preset_sizes},
     {"op_check_can_fail", op_check_can_fail},
     {"op_draw_symmetric", op_draw_symmetric},
+    {"write_seed_toy_files", write_seed_toy_files},
+    {"files_round_trip_cpu", files_round_trip_cpu},
+    {"files_round_trip_gpu", files_round_trip_gpu},
+    {"files_every_layout", files_every_layout},
+    {"files_give_the_shape", files_give_the_shape},
 };
 
 UNIT_MAIN(cases)

@@ -87,7 +87,7 @@ static size_t channels_summed_scratch(const struct conv_shape *s, const double *
     return covariance_channels_summed_scratch(s);
 }
 
-/* The op takes no flags of its own and reads no files. */
+/* The op takes no flags of its own. */
 static const char *shape_problem(const struct conv_shape *s, const double *param)
 {
     (void)param;
@@ -145,6 +145,13 @@ static const struct op covariance = {
     .check = check,
     .min_bytes = cov_op_min_bytes,
     .flops = cov_op_flops,
+    .files = cov_op_files,
+    .file_count = COV_TENSOR_COUNT,
+    .file_layout = COV_FULL,
+    .dim_names = cov_dim_names,
+    .shape_of_files = cov_op_shape_of_files,
+    .from_files = cov_op_from_files,
+    .to_files = cov_op_to_files,
 };
 
 static const struct lesson lesson = {

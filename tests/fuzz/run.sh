@@ -18,7 +18,8 @@ common=$root/common
 cc=${FUZZ_CC:-clang}
 # Each target's parser and what it calls besides common/fileutil.c and common/escape.c.
 declare -A parser=([npy]=common/npy.c [image]=common/image.c [filter]=common/filters.c
-    [cli]="common/cli.c common/conv_problem.c common/filters.c tests/flag_lesson.c")
+    [cli]="common/cli.c common/conv_problem.c common/filters.c common/op_files.c common/npy.c
+    tests/flag_lesson.c")
 # Seeds besides tests/fuzz/corpus/TARGET: the test and sample files already committed.
 declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters [cli]=)
 # The flag parser's headers include cuda_runtime_api.h: from CUDA_INCLUDE, else the
