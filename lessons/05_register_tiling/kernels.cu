@@ -572,6 +572,25 @@ static bool rows_are_16_byte_aligned(const struct conv_args *a)
 }
 
 /* The variants, each a choice of tile and load width for a compile-time radius R. */
+/* The 16-byte-load instantiation where every row start is 16-byte aligned, else the
+ * scalar-load one: the same choice for every strip variant. */
+template <int R, int OUTS, bool AHEAD, bool PREFETCH>
+static void launch_sliding_window_aligned(const struct conv_args *a, enum strip_height height)
+{
+    if (rows_are_16_byte_aligned(a))
+        launch_sliding_window<R, OUTS, true, AHEAD, PREFETCH>(a, height);
+    else
+        launch_sliding_window<R, OUTS, false, AHEAD, PREFETCH>(a, height);
+}
+template <int R, int OUTS, bool ASYNC, bool BOUND>
+static void launch_ring_window_aligned(const struct conv_args *a, enum strip_height height)
+{
+    if (rows_are_16_byte_aligned(a))
+        launch_ring_window<R, OUTS, true, ASYNC, BOUND>(a, height);
+    else
+        launch_ring_window<R, OUTS, false, ASYNC, BOUND>(a, height);
+}
+
 template <int R> struct one_per_thread {
     static void launch(const struct conv_args *a)
     {
@@ -602,83 +621,56 @@ template <int R> struct row8_vec4 {
 template <int R> struct strip32 {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_sliding_window<R, WIDE_OUTS, true, false, false>(a, FIXED_ROWS);
-        else
-            launch_sliding_window<R, WIDE_OUTS, false, false, false>(a, FIXED_ROWS);
+        launch_sliding_window_aligned<R, WIDE_OUTS, false, false>(a, FIXED_ROWS);
     }
 };
 template <int R> struct strip32_ahead {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_sliding_window<R, WIDE_OUTS, true, true, false>(a, FIXED_ROWS);
-        else
-            launch_sliding_window<R, WIDE_OUTS, false, true, false>(a, FIXED_ROWS);
+        launch_sliding_window_aligned<R, WIDE_OUTS, true, false>(a, FIXED_ROWS);
     }
 };
 template <int R> struct strip {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_sliding_window<R, WIDE_OUTS, true, true, false>(a, FILL_SMS);
-        else
-            launch_sliding_window<R, WIDE_OUTS, false, true, false>(a, FILL_SMS);
+        launch_sliding_window_aligned<R, WIDE_OUTS, true, false>(a, FILL_SMS);
     }
 };
 template <int R> struct strip_prefetch {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_sliding_window<R, WIDE_OUTS, true, true, true>(a, FILL_SMS);
-        else
-            launch_sliding_window<R, WIDE_OUTS, false, true, true>(a, FILL_SMS);
+        launch_sliding_window_aligned<R, WIDE_OUTS, true, true>(a, FILL_SMS);
     }
 };
 
 template <int R> struct ring8_regs {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, WIDE_OUTS, true, false, false>(a, FILL_SMS);
-        else
-            launch_ring_window<R, WIDE_OUTS, false, false, false>(a, FILL_SMS);
+        launch_ring_window_aligned<R, WIDE_OUTS, false, false>(a, FILL_SMS);
     }
 };
 template <int R> struct ring8_async {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, WIDE_OUTS, true, true, false>(a, FILL_SMS);
-        else
-            launch_ring_window<R, WIDE_OUTS, false, true, false>(a, FILL_SMS);
+        launch_ring_window_aligned<R, WIDE_OUTS, true, false>(a, FILL_SMS);
     }
 };
 template <int R> struct ring8_wave {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, WIDE_OUTS, true, true, false>(a, ONE_WAVE);
-        else
-            launch_ring_window<R, WIDE_OUTS, false, true, false>(a, ONE_WAVE);
+        launch_ring_window_aligned<R, WIDE_OUTS, true, false>(a, ONE_WAVE);
     }
 };
 template <int R> struct strip_ring8 {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, WIDE_OUTS, true, true, true>(a, ONE_WAVE);
-        else
-            launch_ring_window<R, WIDE_OUTS, false, true, true>(a, ONE_WAVE);
+        launch_ring_window_aligned<R, WIDE_OUTS, true, true>(a, ONE_WAVE);
     }
 };
 template <int R> struct strip_ring {
     static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_ring_window<R, 4, true, true, true>(a, ONE_WAVE);
-        else
-            launch_ring_window<R, 4, false, true, true>(a, ONE_WAVE);
+        launch_ring_window_aligned<R, 4, true, true>(a, ONE_WAVE);
     }
 };
 
