@@ -625,19 +625,23 @@ static void files_round_trip_cpu(void)
     check_round_trip("cpu_openmp", true);
 }
 
-/* Every GPU variant defined for any gamma, within op_slow's float32 bound; the one that
- * needs a symmetric gamma (torch.rand's is not) fails its check and writes nothing. */
+/* Every GPU variant defined for any gamma, within op_slow's float32 bound; the ones that
+ * need a symmetric gamma (torch.rand's is not) fail their check and write nothing. */
 static void files_round_trip_gpu(void)
 {
     const char *variants[] = {"seed_port", "thread_per_output", "shared_box", "factored",
                               "channels_summed", "channels_summed_factored"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         check_round_trip(variants[i], false);
-    char out[FILENAME_MAX];
-    file_path(out, sizeof out, "out_factored_symmetric.npy");
-    remove(out);
-    CHECK(run_lesson_on_files("factored_symmetric", out) == 1);
-    CHECK(access(out, F_OK) != 0);
+    const char *symmetric[] = {"factored_symmetric", "channels_summed_symmetric"};
+    for (size_t i = 0; i < sizeof symmetric / sizeof symmetric[0]; i++) {
+        char out[FILENAME_MAX], name[64];
+        snprintf(name, sizeof name, "out_%s.npy", symmetric[i]);
+        file_path(out, sizeof out, name);
+        remove(out);
+        CHECK(run_lesson_on_files(symmetric[i], out) == 1);
+        CHECK(access(out, F_OK) != 0);
+    }
 }
 
 /* Each layout from the files and back on the host (what the harness does around a

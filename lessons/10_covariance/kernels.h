@@ -55,6 +55,11 @@ void covariance_factored_symmetric(const struct cov_args *a);
 size_t covariance_channels_summed_scratch(const struct conv_shape *s);
 void covariance_channels_summed(const struct cov_args *a, enum cov_layout layout);
 
+/* channels_summed_symmetric.cu: channels_summed into COV_FACTORED, computing G on and
+ * above its diagonal only (about half the gamma reads) and mirroring it: G is
+ * symmetric when gamma is (cov_symmetrize_gamma). The same scratch. */
+void covariance_channels_summed_symmetric(const struct cov_args *a);
+
 #ifdef __cplusplus
 }
 #endif

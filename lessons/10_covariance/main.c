@@ -76,6 +76,12 @@ static void run_channels_summed_factored(const struct op_args *a)
     covariance_channels_summed(&c, COV_FACTORED);
 }
 
+static void run_channels_summed_symmetric(const struct op_args *a)
+{
+    struct cov_args c = cov_args_of(a);
+    covariance_channels_summed_symmetric(&c);
+}
+
 static double symmetric_min_bytes(const struct conv_shape *s)
 {
     return cov_min_bytes(s, COV_FACTORED, true);
@@ -130,6 +136,9 @@ static const struct op_variant variants[] = {
     {.name = "channels_summed_factored", .what = "the channel sum first, S written once",
      .layout = COV_FACTORED, .scratch_bytes = channels_summed_scratch,
      .run = run_channels_summed_factored},
+    {.name = "channels_summed_symmetric", .what = "G on and above its diagonal, mirrored: half of gamma read",
+     .layout = COV_FACTORED, .scratch_bytes = channels_summed_scratch,
+     .run = run_channels_summed_symmetric, .min_bytes = symmetric_min_bytes},
 };
 
 static const struct op covariance = {
