@@ -17,6 +17,24 @@
 
 static_assert(TILE * ROW_THREADS == SUM_BLOCK, "a block covers one tile");
 
+/* The four values a thread owns in row p of G, at columns first + col[v]; those past P
+ * are dropped (with V = 4 the four are wholly inside or outside). */
+template <int V>
+__device__ __forceinline__ void store_owned(float *gb, size_t P, size_t p, size_t first,
+                                            const int (&col)[4], const float (&x)[4])
+{
+    if (p >= P || first + col[0] >= P)
+        return;
+    if constexpr (V == 4) {
+        store_floats(gb + p * P + first + col[0], x);
+    } else {
+#pragma unroll
+        for (int v = 0; v < 4; v++)
+            if (first + col[v] < P)
+                gb[p * P + first + col[v]] = x[v];
+    }
+}
+
 /* Tile (tr, tc) of G for every tc >= tr: block (tc, tr, b). Thread (row, quad) owns the
  * tile's row `row` and, with V = 4, its columns 4*quad .. 4*quad+3 (one float4 each);
  * with V = 1 (P not a multiple of 4) the columns quad + 8*v, one float each. Elements
@@ -56,16 +74,7 @@ __global__ void __launch_bounds__(SUM_BLOCK)
                 }
             }
             float *gb = g + (size_t)b * P * P;
-            const size_t p2 = (size_t)tc * TILE + col[0];
-            if (p < P && p2 < P) {
-                if constexpr (V == 4)
-                    store_floats(gb + p * P + p2, sum);
-                else
-#pragma unroll
-                    for (int v = 0; v < 4; v++)
-                        if ((size_t)tc * TILE + col[v] < P)
-                            gb[p * P + (size_t)tc * TILE + col[v]] = sum[v];
-            }
+            store_owned<V>(gb, P, p, (size_t)tc * TILE, col, sum);
             if (tr == tc) /* a diagonal tile is its own mirror: read and written whole */
                 continue;
 #pragma unroll
@@ -73,20 +82,11 @@ __global__ void __launch_bounds__(SUM_BLOCK)
                 mirror[row][col[v]] = sum[v];
             __syncthreads();
             /* Row `row` of the transposed tile: G[tc*TILE + row][tr*TILE + col]. */
-            const size_t pt = (size_t)tc * TILE + row, pt2 = (size_t)tr * TILE + col[0];
             float t[4];
 #pragma unroll
             for (int v = 0; v < 4; v++)
                 t[v] = mirror[col[v]][row];
-            if (pt < P && pt2 < P) {
-                if constexpr (V == 4)
-                    store_floats(gb + pt * P + pt2, t);
-                else
-#pragma unroll
-                    for (int v = 0; v < 4; v++)
-                        if ((size_t)tr * TILE + col[v] < P)
-                            gb[pt * P + (size_t)tr * TILE + col[v]] = t[v];
-            }
+            store_owned<V>(gb, P, (size_t)tc * TILE + row, (size_t)tr * TILE, col, t);
             __syncthreads();
         }
 }
