@@ -30,8 +30,7 @@
 
 /* V consecutive floats in one load or store: a float4 when V is 4 (the address is
  * then a multiple of 16 bytes), one float when V is 1. */
-template <int V>
-__device__ __forceinline__ void load_floats(float (&r)[V], const float *p)
+template <int V> __device__ __forceinline__ void load_floats(float (&r)[V], const float *p)
 {
     if constexpr (V == 4) {
         const float4 f = *reinterpret_cast<const float4 *>(p);
@@ -42,8 +41,7 @@ __device__ __forceinline__ void load_floats(float (&r)[V], const float *p)
     }
 }
 
-template <int V>
-__device__ __forceinline__ void store_floats(float *p, const float (&r)[V])
+template <int V> __device__ __forceinline__ void store_floats(float *p, const float (&r)[V])
 {
     if constexpr (V == 4)
         *reinterpret_cast<float4 *>(p) = make_float4(r[0], r[1], r[2], r[3]);
@@ -135,8 +133,8 @@ static __device__ float *block_at(float *out, const struct conv_shape &s, enum c
  * `layout`. The output's loads come first, then the wait for the first pass. */
 template <typename Index, int V, bool FACTORED>
 __global__ void __launch_bounds__(SUM_BLOCK)
-    cov_box_taps(float *__restrict__ out, const float *__restrict__ g,
-                 const float *__restrict__ c, struct conv_shape s, enum cov_layout layout)
+    cov_box_taps(float *__restrict__ out, const float *__restrict__ g, const float *__restrict__ c,
+                 struct conv_shape s, enum cov_layout layout)
 {
     const size_t P = cov_in_positions(&s);
     const Index Q = (Index)cov_out_positions(&s);
@@ -185,8 +183,7 @@ __global__ void __launch_bounds__(SUM_BLOCK)
 
 /* Blocks for one thread per `threads`, at most as many as are resident at once (the
  * kernels stride over the rest). */
-template <typename Kernel>
-static unsigned resident_grid(Kernel kernel, size_t threads)
+template <typename Kernel> static unsigned resident_grid(Kernel kernel, size_t threads)
 {
     int device, sms, per_sm;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -216,8 +213,7 @@ static inline bool counts_fit_32_bits(const struct conv_shape *s)
 }
 
 /* The second pass on a->scratch (G), queued behind the first on a->stream. */
-template <typename Index>
-static void box_taps(const struct cov_args *a, enum cov_layout layout)
+template <typename Index> static void box_taps(const struct cov_args *a, enum cov_layout layout)
 {
     const bool rows_of_four = cov_out_positions(&a->shape) % 4 == 0;
     if (layout == COV_FACTORED)

@@ -38,8 +38,7 @@ __global__ void __launch_bounds__(SUM_BLOCK)
     }
 }
 
-template <typename Index, int V>
-static void sum_channels(const struct cov_args *a, bool full)
+template <typename Index, int V> static void sum_channels(const struct cov_args *a, bool full)
 {
     const struct conv_shape *s = &a->shape;
     const size_t count = s->n * cov_in_positions(s) * cov_in_positions(s);
@@ -49,8 +48,7 @@ static void sum_channels(const struct cov_args *a, bool full)
     CUDA_CHECK_LAUNCH();
 }
 
-template <typename Index>
-static void both_passes(const struct cov_args *a, enum cov_layout layout)
+template <typename Index> static void both_passes(const struct cov_args *a, enum cov_layout layout)
 {
     if (cov_in_positions(&a->shape) % 4 == 0)
         sum_channels<Index, 4>(a, layout == COV_FULL);

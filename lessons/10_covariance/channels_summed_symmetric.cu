@@ -61,15 +61,15 @@ __global__ void __launch_bounds__(SUM_BLOCK)
             if constexpr (V == 4) {
                 /* P is a multiple of 4, so a float4 of columns is wholly inside or outside. */
                 const size_t p2 = min((size_t)tc * TILE + col[0], P - 4);
-                channel_sums<CI_BATCH>(sum, gamma + cov_gamma_diag_at(&s, b, 0, p_in, p2), P * P, m, P,
-                             p_in, p2, s.cin);
+                channel_sums<CI_BATCH>(sum, gamma + cov_gamma_diag_at(&s, b, 0, p_in, p2), P * P, m,
+                                       P, p_in, p2, s.cin);
             } else {
 #pragma unroll
                 for (int v = 0; v < 4; v++) {
                     const size_t p2 = min((size_t)tc * TILE + col[v], P - 1);
                     float one[1];
-                    channel_sums<CI_BATCH>(one, gamma + cov_gamma_diag_at(&s, b, 0, p_in, p2), P * P, m,
-                                 P, p_in, p2, s.cin);
+                    channel_sums<CI_BATCH>(one, gamma + cov_gamma_diag_at(&s, b, 0, p_in, p2),
+                                           P * P, m, P, p_in, p2, s.cin);
                     sum[v] = one[0];
                 }
             }
@@ -91,14 +91,13 @@ __global__ void __launch_bounds__(SUM_BLOCK)
         }
 }
 
-template <int V>
-static void sum_channels_upper(const struct cov_args *a)
+template <int V> static void sum_channels_upper(const struct cov_args *a)
 {
     const struct conv_shape *s = &a->shape;
     const int tiles = ceil_div((int)cov_in_positions(s), TILE);
     const dim3 grid(tiles, min(tiles, MAX_GRID_YZ), grid_planes(s->n));
-    cov_sum_channels_upper<V><<<grid, SUM_BLOCK, 0, a->stream>>>((float *)a->scratch, a->gamma,
-                                                                 a->mu, *s);
+    cov_sum_channels_upper<V>
+        <<<grid, SUM_BLOCK, 0, a->stream>>>((float *)a->scratch, a->gamma, a->mu, *s);
     CUDA_CHECK_LAUNCH();
 }
 
