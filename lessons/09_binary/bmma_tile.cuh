@@ -154,6 +154,14 @@ static __device__ __forceinline__ void copy_chunk(uint32_t *dst, const uint32_t 
     }
 }
 
+/* Rows of whole 16-byte chunks (and aligned tensors) take the 16-byte copies. */
+static inline bool vector_rows(const struct conv_shape *s, const uint32_t *input,
+                               const uint32_t *weights)
+{
+    return WORDS_PER_PIXEL(s->cin) % CHUNK_WORDS == 0 && (uintptr_t)input % 16 == 0 &&
+           (uintptr_t)weights % 16 == 0;
+}
+
 /* What a warp holds after the loop. acc[i][j][h * 2 + c]: pixel row i * 16 + lane / 4
  * + 8h of the warp's 32, channel j * 8 + 2 (lane % 4) + c of its 32; input_pop[i][h]:
  * popc(x) over the window of that pixel row (COUNTS_INPUT only). */

@@ -128,13 +128,6 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
         }
 }
 
-/* Rows of whole 16-byte chunks (and aligned tensors) take the 16-byte copies. */
-static bool vector_rows(const struct conv_shape *s, const uint32_t *input, const uint32_t *weights)
-{
-    return WORDS_PER_PIXEL(s->cin) % CHUNK_WORDS == 0 && (uintptr_t)input % 16 == 0 &&
-           (uintptr_t)weights % 16 == 0;
-}
-
 template <typename Op>
 static void launch_bmma(const struct conv_args *a, const uint32_t *input, const uint32_t *weights,
                         const int *bases)

@@ -33,6 +33,9 @@ void setup_conv2d_bmma_and(const struct conv_args *a);
 void setup_conv2d_bmma_xor(const struct conv_args *a);
 void launch_conv2d_bmma_and(const struct conv_args *a);
 void launch_conv2d_bmma_xor(const struct conv_args *a);
+/* The AND kernel writing the signs of its output packed for the next binary layer
+ * (conv_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_and's. */
+void launch_conv2d_bmma_fused(const struct conv_args *a);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
  * (setup packs the weights once, as a network would). */
 size_t pack_bmma_scratch_bytes(const struct conv_shape *s);
