@@ -1,6 +1,7 @@
 #include "gpu_runner.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "cuda_check.h"
@@ -21,10 +22,10 @@ static struct dims4 weight_dims(const struct conv_shape *s)
     return (struct dims4){s->cout, s->cin, s->ksize, s->ksize};
 }
 
-size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l)
+size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
+                        enum output_format o)
 {
-    return tensor_bytes(input_dims(s), d, l) +
-           tensor_bytes(output_dims(s), output_dtype(d), output_layout(l));
+    return tensor_bytes(input_dims(s), d, l) + output_tensor_bytes(output_dims(s), d, l, o);
 }
 
 int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes)
@@ -48,16 +49,18 @@ static void upload(void *device, const float *nchw, struct dims4 d, const struct
 }
 
 void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
-                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
-                        const float *weights, const float *bias, cudaStream_t stream)
+                        enum layout l, enum output_format o, int sets, draw_input_fn draw,
+                        void *draw_context, const float *weights, const float *bias,
+                        cudaStream_t stream)
 {
     b->shape = *s;
     b->dtype = d;
     b->layout = l;
+    b->output_format = o;
     b->sets = sets;
     b->stream = stream;
     b->input_bytes = tensor_bytes(input_dims(s), d, l);
-    b->output_bytes = tensor_bytes(output_dims(s), output_dtype(d), output_layout(l));
+    b->output_bytes = output_tensor_bytes(output_dims(s), d, l, o);
     b->weight_bytes = tensor_bytes(weight_dims(s), d, l);
     float *input = host_alloc(input_count(s) * sizeof *input, "an input buffer set");
     for (int i = 0; i < sets; i++) {
@@ -120,8 +123,11 @@ void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, fl
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
     void *staged = host_alloc(b->output_bytes, "the output's conversion");
     CUDA_CHECK(cudaMemcpy(staged, b->output[0], b->output_bytes, cudaMemcpyDeviceToHost));
-    tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype), output_layout(b->layout),
-                   host_out);
+    if (b->output_format == OUTPUT_SIGN_BITS)
+        memcpy(host_out, staged, b->output_bytes);
+    else
+        tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype),
+                       output_layout(b->layout), host_out);
     free(staged);
 }
 

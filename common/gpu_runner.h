@@ -24,6 +24,7 @@ struct gpu_buffers {
     struct conv_shape shape;
     enum dtype dtype; /* of input and weights; the output is output_dtype(dtype) */
     enum layout layout;
+    enum output_format output_format; /* what the variants run on these buffers write */
     int sets;
     void *input[MAX_BUFFER_SETS];
     void *output[MAX_BUFFER_SETS];
@@ -38,13 +39,15 @@ struct gpu_buffers {
 typedef void (*draw_input_fn)(void *context, int set, float *input);
 
 /* Bytes one buffer set needs (input + output) in this format. */
-size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l);
+size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
+                        enum output_format o);
 /* Sets to rotate over for this L2 size, limited by the memory available. */
 int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes);
 /* Allocates the sets, converts and uploads each set's input, the weights and the bias. */
 void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
-                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
-                        const float *weights, const float *bias, cudaStream_t stream);
+                        enum layout l, enum output_format o, int sets, draw_input_fn draw,
+                        void *draw_context, const float *weights, const float *bias,
+                        cudaStream_t stream);
 /* A binary layer's scaling factors (cout floats), passed to kernels as conv_args.scale. */
 void gpu_buffers_upload_scale(struct gpu_buffers *b, const float *scale);
 void gpu_buffers_free(struct gpu_buffers *b);
@@ -53,8 +56,9 @@ struct conv_args gpu_args(const struct gpu_buffers *b, int set);
 /* Something to run on buffer set `set`: a lesson variant or cuDNN. */
 typedef void (*enqueue_fn)(void *context, const struct gpu_buffers *b, int set);
 
-/* Poisons output set 0 with NaN, runs once, waits, and copies it to host_out as
- * float32 NCHW. */
+/* Poisons output set 0 with NaN (all bits set), runs once, waits, and copies it to
+ * host_out as float32 NCHW; packed signs (OUTPUT_SIGN_BITS) are copied as the words
+ * they are, for check_sign_bits (host_out holds a float per output, more than enough). */
 void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, float *host_out);
 /* Warm-up runs, then `reps` runs each timed with events, rotating buffer sets. */
 struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *b, int warmup,

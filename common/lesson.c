@@ -157,21 +157,22 @@ static void draw_set_input(void *context, int set, float *input)
 }
 
 /* Buffer sets to rotate over in this format: one outside bench mode. */
-static int sets_for(const struct run *r, enum dtype d, enum layout l)
+static int sets_for(const struct run *r, enum dtype d, enum layout l, enum output_format o)
 {
     if (r->opts.mode != MODE_BENCH)
         return 1;
-    return buffer_sets_for(buffer_set_bytes(&r->host.shape, d, l), r->session.gpu.l2_bytes,
+    return buffer_sets_for(buffer_set_bytes(&r->host.shape, d, l, o), r->session.gpu.l2_bytes,
                            r->session.gpu.free_bytes);
 }
 
-static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, enum layout l)
+static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, enum layout l,
+                           enum output_format o)
 {
     const struct conv_shape *s = &r->host.shape;
-    int sets = sets_for(r, d, l);
+    int sets = sets_for(r, d, l, o);
     struct draw_context dc = {r, d};
     struct rounded_inputs *ri = inputs_for(r, d);
-    gpu_buffers_create(b, s, d, l, sets, draw_set_input, &dc, ri->weights, r->host.bias,
+    gpu_buffers_create(b, s, d, l, o, sets, draw_set_input, &dc, ri->weights, r->host.bias,
                        r->session.stream);
     if (ri->scale)
         gpu_buffers_upload_scale(b, ri->scale);
@@ -182,13 +183,13 @@ static void create_buffers(struct run *r, struct gpu_buffers *b, enum dtype d, e
 static int open_gpu(struct run *r)
 {
     const struct lesson *l = r->lesson;
-    int rc = session_open(&r->session, l->name, l->target == TARGET_GPU,
-                          l->min_compute_capability, r->opts.device);
+    int rc = session_open(&r->session, l->name, l->target == TARGET_GPU, l->min_compute_capability,
+                          r->opts.device);
     if (rc != EXIT_PASS || !r->session.have_gpu)
         return rc;
     /* float32 NCHW is the largest format: if it fits, every format does. */
     const struct conv_shape *s = &r->host.shape;
-    size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) +
+    size_t need = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES) +
                   (weight_count(s) + bias_count(s)) * sizeof(float);
     if (need > r->session.gpu.free_bytes) {
         print_error("out of GPU memory: the problem needs %.2f GB and %s has %.2f GB free: use "
@@ -199,18 +200,20 @@ static int open_gpu(struct run *r)
     return EXIT_PASS;
 }
 
-/* Minimum traffic of one run in a format: each tensor once, at its element size. */
-static double min_bytes(const struct conv_shape *s, enum dtype d, enum layout l)
+/* Minimum traffic of one run in a format: each tensor once, at its element size (the
+ * output at one bit per value when the variant writes packed signs). */
+static double min_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
+                        enum output_format o)
 {
     struct dims4 w = {s->cout, s->cin, s->ksize, s->ksize};
-    return (double)buffer_set_bytes(s, d, l) + (double)tensor_bytes(w, d, l) +
+    return (double)buffer_set_bytes(s, d, l, o) + (double)tensor_bytes(w, d, l) +
            (double)bias_count(s) * sizeof(float);
 }
 
 static void print_problem(const struct run *r)
 {
     const struct conv_shape *s = &r->host.shape;
-    double bytes = min_bytes(s, DTYPE_FP32, LAYOUT_NCHW);
+    double bytes = min_bytes(s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES);
     printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d %s | %.3f GB min traffic at fp32, "
            "%.3f GFLOP | seed %llu\n",
            r->opts.preset, s->n, s->cin, s->cout, s->h, s->w, s->ksize,
@@ -218,15 +221,16 @@ static void print_problem(const struct run *r)
            (unsigned long long)r->opts.seed);
     if (r->session.have_gpu) {
         struct roofline roof = session_roofline(&r->session, bytes, conv_flops(s), DTYPE_FP32);
-        size_t set_mb = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW) >> 20;
-        int sets = sets_for(r, DTYPE_FP32, LAYOUT_NCHW);
+        size_t set_mb = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES) >> 20;
+        int sets = sets_for(r, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES);
         printf("fp32 roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
                roofline_memory_bound(&roof) ? "memory" : "compute");
         if (sets > 1)
             printf("rotating %d buffer sets of %zu MB at fp32 (L2 %zu MB)", sets, set_mb,
                    r->session.gpu.l2_bytes >> 20);
         else
-            printf("one buffer set of %zu MB at fp32 (L2 %zu MB)", set_mb, r->session.gpu.l2_bytes >> 20);
+            printf("one buffer set of %zu MB at fp32 (L2 %zu MB)", set_mb,
+                   r->session.gpu.l2_bytes >> 20);
     }
     if (r->opts.verify)
         printf("%scheck: %s against float64 of the inputs as each dtype stores them\n",
@@ -248,21 +252,31 @@ static struct check_result check_against(struct run *r, enum dtype d, const floa
     return check_output(&inputs_for(r, d)->gold, out, tolerance_for(d, &r->host.shape));
 }
 
-static void check_into(struct run *r, struct result_row *row)
+/* A variant that writes packed signs is checked, and its row says so in params. */
+static void check_into(struct run *r, const struct conv_variant *v, struct result_row *row)
 {
     row->verified = r->opts.verify;
     if (!row->verified)
         return;
-    row->check = check_against(r, row->dtype, r->host_out);
+    if (v->output == OUTPUT_SIGN_BITS) {
+        const struct conv_shape *s = &r->host.shape;
+        row->check =
+            check_sign_bits(&inputs_for(r, row->dtype)->gold, (const uint32_t *)r->host_out, s,
+                            tolerance_for(row->dtype, s));
+        snprintf(row->params, sizeof row->params, "output=%s;near_zero=%zu",
+                 output_format_name(v->output), row->check.near_zero);
+    } else {
+        row->check = check_against(r, row->dtype, r->host_out);
+    }
     if (!row->check.pass)
         r->failures++;
 }
 
 /* Rates and roofline of the variant's own algorithm and format. */
-static void fill_rates(const struct run *r, struct result_row *row, enum layout l, double flops,
-                       bool gpu_row)
+static void fill_rates(const struct run *r, struct result_row *row, enum layout l,
+                       enum output_format o, double flops, bool gpu_row)
 {
-    double bytes = min_bytes(&r->host.shape, row->dtype, l);
+    double bytes = min_bytes(&r->host.shape, row->dtype, l, o);
     session_fill_rates(&r->session, row, bytes, flops, gpu_row);
 }
 
@@ -340,10 +354,10 @@ static void bench_cudnn(struct run *r, struct baseline *base)
 {
     enum dtype d = base->format.dtype;
     enum layout l = base->format.layout;
-    struct result_row row = {.variant = "cudnn", .dtype = d, .layout = layout_name(l),
-                             .device = r->session.gpu.name};
+    struct result_row row = {
+        .variant = "cudnn", .dtype = d, .layout = layout_name(l), .device = r->session.gpu.name};
     struct gpu_buffers b;
-    create_buffers(r, &b, d, l);
+    create_buffers(r, &b, d, l, OUTPUT_VALUES);
     struct cudnn_check_context cc = {r, d};
     size_t free_bytes, total_bytes;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -367,7 +381,7 @@ static void bench_cudnn(struct run *r, struct baseline *base)
     int v = cudnn_version();
     snprintf(row.params, sizeof row.params, "algo=%s;cudnn=%d.%d.%d",
              cudnn_algorithm_name(best.algorithm), v / 10000, v % 10000 / 100, v % 100);
-    fill_rates(r, &row, l, conv_flops(&r->host.shape), true);
+    fill_rates(r, &row, l, OUTPUT_VALUES, conv_flops(&r->host.shape), true);
     emit(r, &row);
 }
 
@@ -411,7 +425,7 @@ static void run_and_check(struct run *r, const struct variant_run *vr, const str
             r->host_out[i] = NAN;
         vr->variant->run(&a);
     }
-    check_into(r, row);
+    check_into(r, vr->variant, row);
 }
 
 /* One CPU run of a variant on the host problem (host_time_runs' callback). */
@@ -505,8 +519,10 @@ static void run_bench(struct run *r)
         if (!selected(r, v))
             continue;
         char device[320], reason[160];
-        struct result_row row = {
-            .variant = v->name, .dtype = v->dtype, .layout = layout_name(v->layout), .device = device};
+        struct result_row row = {.variant = v->name,
+                                 .dtype = v->dtype,
+                                 .layout = layout_name(v->layout),
+                                 .device = device};
         row.skipped = variant_blocker(r, v);
         if (!row.skipped)
             row.skipped = over_limit(r, v, reason, sizeof reason);
@@ -516,19 +532,20 @@ static void run_bench(struct run *r)
         }
         if (gpu) {
             snprintf(device, sizeof device, "%s", r->session.gpu.name);
-            if (have_buffers && (b.dtype != v->dtype || b.layout != v->layout)) {
+            if (have_buffers &&
+                (b.dtype != v->dtype || b.layout != v->layout || b.output_format != v->output)) {
                 gpu_buffers_free(&b);
                 have_buffers = false;
             }
             if (!have_buffers)
-                create_buffers(r, &b, v->dtype, v->layout);
+                create_buffers(r, &b, v->dtype, v->layout, v->output);
             have_buffers = true;
         } else {
             cpu_description(v->parallel ? omp_get_max_threads() : 1, device, sizeof device);
         }
         run_variant(r, v, &b, &row, true);
         double flops = v->flops ? v->flops(&r->host.shape) : conv_flops(&r->host.shape);
-        fill_rates(r, &row, v->layout, flops, gpu);
+        fill_rates(r, &row, v->layout, v->output, flops, gpu);
         row.cudnn_ms = cudnn_ms_for(r, v->dtype, v->layout);
         emit(r, &row);
     }
@@ -566,11 +583,12 @@ static bool write_result(const struct run *r, char *err, size_t err_size)
 static void run_single(struct run *r)
 {
     const struct conv_variant *v = single_variant(r);
-    struct result_row row = {.variant = v->name, .dtype = v->dtype, .layout = layout_name(v->layout)};
+    struct result_row row = {
+        .variant = v->name, .dtype = v->dtype, .layout = layout_name(v->layout)};
     struct gpu_buffers b = {0};
     bool gpu = r->lesson->target == TARGET_GPU;
     if (gpu)
-        create_buffers(r, &b, v->dtype, v->layout);
+        create_buffers(r, &b, v->dtype, v->layout, v->output);
     run_variant(r, v, &b, &row, false);
     if (gpu)
         gpu_buffers_free(&b);
@@ -602,6 +620,8 @@ static int check_variants_apply(const struct run *r)
         if (!chosen)
             continue;
         reason = variant_blocker(r, v);
+        if (!reason && r->opts.mode != MODE_BENCH && v->output == OUTPUT_SIGN_BITS)
+            reason = "it writes packed signs; --input and --image write values";
         if (!reason)
             return EXIT_PASS;
     }

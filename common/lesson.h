@@ -11,8 +11,8 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_problem.h"
-#include "op.h"
 #include "gpu_info.h"
+#include "op.h"
 #include "tensor_format.h"
 #include "verify.h"
 
@@ -21,15 +21,16 @@
  * the bias and scale are float32 whatever the dtype. */
 struct conv_args {
     struct conv_shape shape;
-    const void *input;    /* n x cin x h x w in the variant's layout */
-    const void *weights;  /* cout x cin x ksize x ksize in the variant's layout */
-    const float *bias;    /* cout, or NULL when shape.bias is false */
+    const void *input;   /* n x cin x h x w in the variant's layout */
+    const void *weights; /* cout x cin x ksize x ksize in the variant's layout */
+    const float *bias;   /* cout, or NULL when shape.bias is false */
     /* binary dtype: cout scaling factors alpha[k] (xnor_scale.h); the output is
      * alpha[k] * sum x * sign(w) + bias[k]. NULL for every other dtype. */
     const float *scale;
-    void *output;         /* n x cout x h x w, output_dtype(dtype), output_layout(layout) */
-    void *scratch;        /* scratch_bytes() of memory the harness owns; NULL when none */
-    cudaStream_t stream;  /* GPU: every launch and copy goes on this stream */
+    void *output;        /* n x cout x h x w, output_dtype(dtype), output_layout(layout);
+                          * packed signs in the bits layout for OUTPUT_SIGN_BITS */
+    void *scratch;       /* scratch_bytes() of memory the harness owns; NULL when none */
+    cudaStream_t stream; /* GPU: every launch and copy goes on this stream */
 };
 
 /* The float32 views, for variants whose dtype stores float32. */
@@ -73,6 +74,8 @@ struct conv_variant {
     double max_gflop;
     /* CPU: runs on every OpenMP thread (the device column says how many). */
     bool parallel;
+    /* What the variant writes; zero: the values (tensor_format.h). */
+    enum output_format output;
     /* Optional: FLOPs of this variant's algorithm when it does fewer than the direct
      * 2*n*cout*h*w*cin*k^2 (separable filters); GFLOP/s and the roofline use it. */
     double (*flops)(const struct conv_shape *s);
@@ -93,7 +96,7 @@ struct lesson {
     const struct conv_variant *variants;
     int variant_count;
     const char *default_preset;
-    const char *image_variant; /* the variant image and .npy modes apply */
+    const char *image_variant;  /* the variant image and .npy modes apply */
     int min_compute_capability; /* e.g. 75 for sm_75; ignored for CPU lessons */
     /* Random weights are drawn as outer products of two random vectors (rank 1),
      * for lessons that need separable filters. */

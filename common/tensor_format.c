@@ -66,6 +66,18 @@ enum layout output_layout(enum layout l)
     return l == LAYOUT_BITS ? LAYOUT_NHWC : l;
 }
 
+size_t output_tensor_bytes(struct dims4 d, enum dtype t, enum layout l, enum output_format o)
+{
+    if (o == OUTPUT_SIGN_BITS)
+        return tensor_bytes(d, DTYPE_BINARY, LAYOUT_BITS);
+    return tensor_bytes(d, output_dtype(t), output_layout(l));
+}
+
+const char *output_format_name(enum output_format o)
+{
+    return o == OUTPUT_SIGN_BITS ? "sign_bits" : "values";
+}
+
 static uint32_t float_bits(float x)
 {
     uint32_t u;

@@ -31,6 +31,10 @@ extern "C" {
 
 enum dtype { DTYPE_FP32, DTYPE_TF32, DTYPE_3XTF32, DTYPE_FP16, DTYPE_BF16, DTYPE_BINARY };
 enum layout { LAYOUT_NCHW, LAYOUT_NHWC, LAYOUT_BITS };
+/* What a variant writes: the layer's values (output_dtype, output_layout), or only their
+ * signs in the bits layout (bit set = value >= 0, bits past the last channel clear), as
+ * a binary layer fused with the next layer's binarisation writes them. */
+enum output_format { OUTPUT_VALUES, OUTPUT_SIGN_BITS };
 
 #define DTYPE_COUNT 6
 #define BITS_PER_WORD 32
@@ -59,6 +63,9 @@ enum dtype output_dtype(enum dtype d);
 /* The layout of a variant's output: its own, except that binary variants, whose
  * output is float32, write it NHWC. */
 enum layout output_layout(enum layout l);
+/* Bytes of a variant's output tensor (d in NCHW terms) in the format it writes. */
+size_t output_tensor_bytes(struct dims4 d, enum dtype t, enum layout l, enum output_format o);
+const char *output_format_name(enum output_format o);
 
 /* The value the dtype stores for x: round to nearest even for fp16 and bf16, the
  * sign (+1 for x >= 0, -1 below) for binary, x itself otherwise. Inputs are passed

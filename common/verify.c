@@ -101,6 +101,40 @@ struct check_result check_end(const struct check_accum *c)
     return r;
 }
 
+struct check_result check_sign_bits(const struct gold *g, const uint32_t *words,
+                                    const struct conv_shape *s, struct tolerance tol)
+{
+    const struct tolerance exact = {0.0, 0.0};
+    const size_t plane = (size_t)s->h * s->w, per_pixel = WORDS_PER_PIXEL(s->cout);
+    struct check_accum c;
+    size_t near_zero = 0;
+    check_begin(&c);
+    for (size_t i = 0; i < g->count; i++) {
+        size_t at = g->index ? g->index[i] : i;
+        size_t k = at / plane % s->cout, n = at / plane / s->cout;
+        size_t pixel = n * plane + at % plane;
+        uint32_t word = words[pixel * per_pixel + k / BITS_PER_WORD];
+        double out = (word >> (k % BITS_PER_WORD) & 1u) ? 1.0 : -1.0;
+        double ref = g->value[i] >= 0 ? 1.0 : -1.0;
+        if (fabs(g->value[i]) <= tol.atol + tol.rtol * g->magnitude[i]) {
+            near_zero++;
+            ref = out;
+        }
+        check_add(&c, at, out, ref, 0.0, exact);
+    }
+    const int used = s->cout % BITS_PER_WORD;
+    if (used) {
+        const uint32_t padding = ~0u << used;
+        for (size_t pixel = 0; pixel < (size_t)s->n * plane; pixel++) {
+            size_t n = pixel / plane, last = (n * s->cout + s->cout - 1) * plane + pixel % plane;
+            check_add_kept(&c, last, (words[pixel * per_pixel + per_pixel - 1] & padding) == 0);
+        }
+    }
+    struct check_result r = check_end(&c);
+    r.near_zero = near_zero;
+    return r;
+}
+
 struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol)
 {
     struct check_accum c;

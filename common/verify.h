@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "conv_problem.h"
 #include "gold.h"
@@ -38,10 +39,19 @@ struct check_result {
     size_t first_failure; /* flat output index of the first failing output */
     double rel_l2;        /* ||out - ref|| / ||ref|| over the checked outputs */
     double max_abs;       /* max |out - ref|, infinite when an output is NaN */
+    size_t near_zero;     /* check_sign_bits: outputs whose sign the tolerance cannot tell */
     bool pass;
 };
 
 struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol);
+/* The packed signs of a layer's output (OUTPUT_SIGN_BITS: NHWC, WORDS_PER_PIXEL(cout) words
+ * per pixel, bit set = value >= 0). Each checked output's bit must be the sign of the gold,
+ * except where |gold| <= atol + rtol * magnitude: the value as the kernel rounds it may
+ * fall on either side of zero, so either bit passes there (counted in near_zero). Compared
+ * as +1/-1, so max_abs is 0 or 2. The bits past cout of every pixel's last word must be
+ * clear (each pixel with one set is a failure). */
+struct check_result check_sign_bits(const struct gold *g, const uint32_t *words,
+                                    const struct conv_shape *s, struct tolerance tol);
 
 /* A check built one output at a time, for an op that computes its own gold. */
 struct check_accum {

@@ -76,14 +76,17 @@ static void layouts(void)
 static void byte_counts(void)
 {
     struct conv_shape s = {4, 64, 128, 32, 32, 3, true};
-    size_t fp32 = buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW);
+    size_t fp32 = buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES);
     CHECK(fp32 == (4ull * 64 * 1024 + 4ull * 128 * 1024) * 4);
-    CHECK(buffer_set_bytes(&s, DTYPE_TF32, LAYOUT_NHWC) == fp32);
-    CHECK(buffer_set_bytes(&s, DTYPE_FP16, LAYOUT_NHWC) == fp32 / 2);
-    CHECK(buffer_set_bytes(&s, DTYPE_BF16, LAYOUT_NCHW) == fp32 / 2);
+    CHECK(buffer_set_bytes(&s, DTYPE_TF32, LAYOUT_NHWC, OUTPUT_VALUES) == fp32);
+    CHECK(buffer_set_bytes(&s, DTYPE_FP16, LAYOUT_NHWC, OUTPUT_VALUES) == fp32 / 2);
+    CHECK(buffer_set_bytes(&s, DTYPE_BF16, LAYOUT_NCHW, OUTPUT_VALUES) == fp32 / 2);
     /* binary: 64 channels in 2 words per pixel in; the output is float32 */
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS) ==
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS, OUTPUT_VALUES) ==
           4ull * 1024 * 2 * 4 + 4ull * 128 * 1024 * 4);
+    /* packed signs out: 128 channels in 4 words per pixel */
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS, OUTPUT_SIGN_BITS) ==
+          4ull * 1024 * 2 * 4 + 4ull * 1024 * 4 * 4);
     CHECK(output_dtype(DTYPE_FP16) == DTYPE_FP16 && output_dtype(DTYPE_TF32) == DTYPE_FP32);
     CHECK(dtype_storage_bits(DTYPE_BF16, LAYOUT_NHWC) == 16);
     CHECK(dtype_storage_bits(DTYPE_BINARY, LAYOUT_BITS) == 1);
@@ -95,10 +98,10 @@ static void byte_counts(void)
 static void binary_as_floats(void)
 {
     struct conv_shape s = {4, 64, 128, 32, 32, 3, true};
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NHWC) ==
-          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW));
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NCHW) ==
-          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW));
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NHWC, OUTPUT_VALUES) ==
+          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES));
+    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NCHW, OUTPUT_VALUES) ==
+          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES));
     struct dims4 d = {1, 3, 1, 2};
     const float src[6] = {0.25f, -0.5f, 0.0f, -0.0f, -3.0f, 7.0f}; /* NCHW: c0 x0, c0 x1, ... */
     float nhwc[6];

@@ -2,6 +2,7 @@
  * NaN, or never written. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gold.h"
 #include "rng.h"
@@ -219,6 +220,95 @@ static void binary_padding_must_be_zero(void)
     }
 }
 
+/* A binary layer's output as a fused kernel writes it, packed signs (OUTPUT_SIGN_BITS),
+ * with the taps outside the image read as `pad`. */
+static void pack_signs_of(const struct conv_shape *s, const float *out, uint32_t *words)
+{
+    const size_t plane = (size_t)s->h * s->w, per_pixel = WORDS_PER_PIXEL(s->cout);
+    memset(words, 0, (size_t)s->n * plane * per_pixel * sizeof *words);
+    for (size_t at = 0; at < output_count(s); at++) {
+        size_t k = at / plane % s->cout, pixel = at / plane / s->cout * plane + at % plane;
+        if (out[at] >= 0)
+            words[pixel * per_pixel + k / 32] |= 1u << (k % 32);
+    }
+}
+
+/* The check of packed signs passes the signs of the exact layer, and fails one wrong
+ * bit, one set padding bit, an unwritten (poisoned) output, and a layer padded with +1
+ * or -1; 33 output channels leave 31 padding bits per pixel. */
+static void sign_bits_check_can_fail(void)
+{
+    struct conv_shape s = {2, 5, 33, 6, 7, 3, true};
+    struct rng r = rng_seeded(12);
+    size_t nw = weight_count(&s), nx = input_count(&s), no = output_count(&s);
+    size_t word_count = (size_t)s.n * s.h * s.w * WORDS_PER_PIXEL(s.cout);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *wb = malloc(nw * sizeof *wb);
+    float *signs = malloc(nw * sizeof *signs), *out = malloc(no * sizeof *out);
+    float alpha[33], bias[33];
+    uint32_t *words = malloc(word_count * sizeof *words);
+    fill_uniform(x, nx, -1, 1, &r);
+    fill_uniform(w, nw, -1, 1, &r);
+    fill_uniform(bias, 33, -0.1f, 0.1f, &r);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = dtype_round(DTYPE_BINARY, x[i]);
+    xnor_scale_weights(&s, w, alpha, wb);
+    for (size_t i = 0; i < nw; i++)
+        signs[i] = dtype_round(DTYPE_BINARY, wb[i]);
+    struct gold g;
+    gold_compute(&g, &s, x, wb, bias, 1);
+    struct tolerance tol = tolerance_for(DTYPE_BINARY, &s);
+
+    binary_layer(&s, x, signs, alpha, bias, 0, out);
+    pack_signs_of(&s, out, words);
+    struct check_result right = check_sign_bits(&g, words, &s, tol);
+    CHECK(right.pass && right.checked == no + (size_t)s.n * s.h * s.w && right.max_abs == 0);
+
+    /* an output far from zero, its bit flipped */
+    size_t far = 0;
+    while (fabs(g.value[far]) < 0.5)
+        far++;
+    size_t plane = (size_t)s.h * s.w, k = far / plane % s.cout;
+    size_t pixel = far / plane / s.cout * plane + far % plane;
+    words[pixel * 2 + k / 32] ^= 1u << (k % 32);
+    struct check_result flipped = check_sign_bits(&g, words, &s, tol);
+    CHECK(!flipped.pass && flipped.failures == 1 && flipped.first_failure == far);
+    words[pixel * 2 + k / 32] ^= 1u << (k % 32);
+
+    words[3 * 2 + 1] |= 1u << 7; /* channel 39 of pixel 3: past cout */
+    CHECK(!check_sign_bits(&g, words, &s, tol).pass);
+    words[3 * 2 + 1] &= ~(1u << 7);
+    CHECK(check_sign_bits(&g, words, &s, tol).pass);
+
+    memset(words, POISON_BYTE, word_count * sizeof *words); /* nothing written */
+    CHECK(!check_sign_bits(&g, words, &s, tol).pass);
+
+    for (int pad = -1; pad <= 1; pad += 2) {
+        binary_layer(&s, x, signs, alpha, bias, pad, out);
+        pack_signs_of(&s, out, words);
+        CHECK(!check_sign_bits(&g, words, &s, tol).pass);
+    }
+    gold_free(&g);
+    free(x), free(w), free(wb), free(signs), free(out), free(words);
+}
+
+/* Where the value is within the tolerance of zero, either bit passes, and is counted. */
+static void sign_bits_near_zero_either_way(void)
+{
+    struct conv_shape s = {1, 1, 2, 1, 1, 1, true};
+    const float x[1] = {1.0f}, w[2] = {0.5f, 0.5f}, bias[2] = {-0.5f, 0.25f};
+    struct gold g;
+    gold_compute(&g, &s, x, w, bias, 1); /* 0 exactly, and 0.75 */
+    struct tolerance tol = tolerance_for(DTYPE_BINARY, &s);
+    for (uint32_t bit0 = 0; bit0 <= 1; bit0++) {
+        uint32_t word = bit0 | 2u;
+        struct check_result c = check_sign_bits(&g, &word, &s, tol);
+        CHECK(c.pass && c.near_zero == 1);
+    }
+    uint32_t wrong = 1u; /* channel 1 (0.75) clear: wrong */
+    CHECK(!check_sign_bits(&g, &wrong, &s, tol).pass);
+    gold_free(&g);
+}
+
 static void sampled_check_reads_only_samples(void)
 {
     struct conv_shape s = {1, 1, 1, 8192, 8192, 3, false};
@@ -271,6 +361,8 @@ static const struct unit_case cases[] = {
     {"tolerance_follows_the_arithmetic", tolerance_follows_the_arithmetic},
     {"xnor_scale_is_mean_abs", xnor_scale_is_mean_abs},
     {"binary_padding_must_be_zero", binary_padding_must_be_zero},
+    {"sign_bits_check_can_fail", sign_bits_check_can_fail},
+    {"sign_bits_near_zero_either_way", sign_bits_near_zero_either_way},
     {"sampled_check_reads_only_samples", sampled_check_reads_only_samples},
     {"wrong_conversion_fails", wrong_conversion_fails},
 };

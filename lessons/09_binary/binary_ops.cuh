@@ -42,9 +42,29 @@ static __host__ __device__ __forceinline__ int valid_taps(struct tap_window t)
     return (t.i1 - t.i0) * (t.j1 - t.j0);
 }
 
-static __host__ __device__ __forceinline__ bool all_taps_inside(struct tap_window t, int ksize)
+/* Window classes. With same padding a row's window depends only on how far the row is
+ * from the top and bottom edges, counted up to r: along an axis of `size` pixels there
+ * are min(size, ksize) different windows, the r rows at each edge and one for every row
+ * between (none between when size < ksize: then each row has its own). A pixel's class
+ * is (row class, column class); everything the epilogue needs that depends on the
+ * window and not on the input is counted once per class. */
+static __host__ __device__ __forceinline__ int window_classes(int size, int ksize)
 {
-    return t.i0 == 0 && t.j0 == 0 && t.i1 == ksize && t.j1 == ksize;
+    return size < ksize ? size : ksize;
+}
+
+/* The class of row y: y itself near the top, r between the edges, r + 1 ... near the
+ * bottom. */
+static __host__ __device__ __forceinline__ int window_class(int y, int size, int ksize)
+{
+    const int r = ksize / 2, between = size > ksize ? size - ksize : 0, past_top = y - r;
+    return y - (past_top < 0 ? 0 : past_top > between ? between : past_top);
+}
+
+/* A row of class c, whose window is the class's. */
+static __host__ __device__ __forceinline__ int window_class_row(int c, int size, int ksize)
+{
+    return c <= ksize / 2 ? c : c + (size > ksize ? size - ksize : 0);
 }
 
 /* XOR form, the mismatches counted over the valid taps only. */
@@ -70,6 +90,34 @@ static __host__ __device__ __forceinline__ int
 sum_from_and_popc(int channels, int taps, int and_pop, int input_pop, int inside_weight_pop)
 {
     return sum_from_mismatches(channels, taps, input_pop + inside_weight_pop - 2 * and_pop);
+}
+
+/* The same two forms with everything that depends on the window and the channel but not
+ * on the input folded into one integer per (window class, channel), the form's value at
+ * zero counts, so that the epilogue does O(1) work per output:
+ *   AND: sum = and_base - 2 popc(x) + 4 popc(x & w),  and_base = taps C - 2 inside_weight_pop
+ *   XOR: sum = xor_base - 2 popc(x ^ w),              xor_base = taps C + 2 outside_weight_pop */
+static __host__ __device__ __forceinline__ int and_sum_base(int channels, int taps,
+                                                            int inside_weight_pop)
+{
+    return sum_from_and_popc(channels, taps, 0, 0, inside_weight_pop);
+}
+
+static __host__ __device__ __forceinline__ int sum_from_and_base(int base, int and_pop,
+                                                                 int input_pop)
+{
+    return base - 2 * input_pop + 4 * and_pop;
+}
+
+static __host__ __device__ __forceinline__ int xor_sum_base(int channels, int taps,
+                                                            int outside_weight_pop)
+{
+    return sum_from_xor_popc(channels, taps, 0, outside_weight_pop);
+}
+
+static __host__ __device__ __forceinline__ int sum_from_xor_base(int base, int xor_pop)
+{
+    return base - 2 * xor_pop;
 }
 
 /* The layer's output: alpha[k] * sum + bias[k], one rounding (the check allows two). */

@@ -1,9 +1,10 @@
 /* The border correction of lesson 09's kernels, on the host: a random binary layer is
  * packed as the harness packs it, each kernel's way of turning popcounts into sums of
  * x * w (binary_ops.cuh) is applied at every output, and the result is checked
- * against the harness's float64 gold. The same counts without the correction (the
- * outside taps read as zero words, that is as -1) must fail the check. Sizes: channel
- * counts around a word, a filter larger than the image.
+ * against the harness's float64 gold; the tensor-core kernels' form takes the weight
+ * counts from the pixel's window class, as their setup counts them. The same counts without the
+ * correction (the outside taps read as zero words, that is as -1) must fail the check. Sizes:
+ * channel counts around a word, a filter larger than the image.
  *
  *   build/lessons/09_binary/09_border_test
  */
@@ -18,9 +19,20 @@ extern "C" { /* the harness's C headers */
 #include "xnor_scale.h"
 }
 
-enum form { MISMATCHES, XOR_ALL_TAPS, AND_ALL_TAPS, XOR_UNCORRECTED };
-static const char *const form_names[] = {"mismatches over valid taps", "xor over all taps",
-                                         "and over all taps", "xor, no correction"};
+enum form {
+    MISMATCHES,
+    XOR_ALL_TAPS,
+    AND_ALL_TAPS,
+    XOR_CLASS_BASE,
+    AND_CLASS_BASE,
+    XOR_UNCORRECTED
+};
+static const char *const form_names[] = {"mismatches over valid taps",
+                                         "xor over all taps",
+                                         "and over all taps",
+                                         "xor, base of the window class",
+                                         "and, base of the window class",
+                                         "xor, no correction"};
 
 struct layer {
     struct conv_shape s;
@@ -104,19 +116,36 @@ static float output_at(const struct layer *l, enum form f, size_t at)
         for (int j = 0; j < s->ksize; j++) {
             const int t = i * s->ksize + j;
             const bool inside = i >= win.i0 && i < win.i1 && j >= win.j0 && j < win.j1;
-            const bool and_op = f == AND_ALL_TAPS;
+            const bool and_op = f == AND_ALL_TAPS || f == AND_CLASS_BASE;
             const int c = count(l, n, y + i - r, x + j - r, k, t, and_op, false);
             all_count += c;
             valid_count += inside ? c : 0;
             input_pop += count(l, n, y + i - r, x + j - r, k, t, false, true);
             (inside ? inside_wpop : outside_wpop) += weight_pop(l, k, t);
         }
+    /* The weight counts of the window of the pixel's class (bmma_tile.cuh's setup). */
+    const struct tap_window cw =
+        tap_window_at(window_class_row(window_class(y, s->h, s->ksize), s->h, s->ksize),
+                      window_class_row(window_class(x, s->w, s->ksize), s->w, s->ksize), s);
+    int class_inside = 0;
+    for (int i = cw.i0; i < cw.i1; i++)
+        for (int j = cw.j0; j < cw.j1; j++)
+            class_inside += weight_pop(l, k, i * s->ksize + j);
+    const int class_taps = valid_taps(cw),
+              class_outside = inside_wpop + outside_wpop - class_inside;
     int sum = 0;
     switch (f) {
     case MISMATCHES: sum = sum_from_mismatches(s->cin, taps, valid_count); break;
     case XOR_ALL_TAPS: sum = sum_from_xor_popc(s->cin, taps, all_count, outside_wpop); break;
     case AND_ALL_TAPS:
         sum = sum_from_and_popc(s->cin, taps, all_count, input_pop, inside_wpop);
+        break;
+    case XOR_CLASS_BASE:
+        sum = sum_from_xor_base(xor_sum_base(s->cin, class_taps, class_outside), all_count);
+        break;
+    case AND_CLASS_BASE:
+        sum =
+            sum_from_and_base(and_sum_base(s->cin, class_taps, class_inside), all_count, input_pop);
         break;
     case XOR_UNCORRECTED: sum = sum_from_mismatches(s->cin, s->ksize * s->ksize, all_count); break;
     }
@@ -128,6 +157,7 @@ int main(void)
     const struct conv_shape shapes[] = {
         {2, 1, 3, 5, 6, 3, true},   {1, 31, 4, 4, 5, 3, true}, {1, 33, 5, 6, 4, 3, true},
         {1, 100, 3, 5, 5, 5, true}, {2, 64, 2, 2, 3, 5, true}, {1, 40, 3, 4, 4, 1, true},
+        {1, 33, 2, 9, 7, 5, true},  {2, 3, 2, 8, 1, 7, true},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

@@ -25,12 +25,17 @@ void launch_conv2d_seed_layout(const struct conv_args *a);
 void launch_conv2d_packed_xnor(const struct conv_args *a);
 
 /* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (conv_bmma.cu).
- * setup counts the bits of every weight tap into scratch for the border correction. */
+ * setup counts each op's base per window class and output channel into scratch (the
+ * border correction). */
 const char *bmma_unsupported(const struct gpu_info *gpu);
 size_t bmma_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_bmma(const struct conv_args *a);
+void setup_conv2d_bmma_and(const struct conv_args *a);
+void setup_conv2d_bmma_xor(const struct conv_args *a);
 void launch_conv2d_bmma_and(const struct conv_args *a);
 void launch_conv2d_bmma_xor(const struct conv_args *a);
+/* The AND kernel writing the signs of its output packed for the next binary layer
+ * (conv_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_and's. */
+void launch_conv2d_bmma_fused(const struct conv_args *a);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
  * (setup packs the weights once, as a network would). */
 size_t pack_bmma_scratch_bytes(const struct conv_shape *s);

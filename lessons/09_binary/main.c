@@ -3,11 +3,13 @@
  * alpha[k] = mean |w| of output channel k and zero "same" padding. Each variant adds
  * one idea: the float kernel on signs (binarised, not packed); seed 002's design on
  * packed bits; the same XOR + popcount with reuse through shared memory; the bit
- * tensor cores with .and.popc and with .xor.popc; and the AND kernel with the input's
- * packing inside its timed run.
+ * tensor cores with .and.popc and with .xor.popc; the AND kernel writing the packed
+ * signs of its output, as a binary network's next layer reads them; and the AND kernel
+ * with the input's packing inside its timed run.
  *
  *   build/bin/09_binary --preset bnn-b16c256s28
  *   build/bin/09_binary --preset bnn-b64c512s14 --variant bmma_and
+ *   build/bin/09_binary --preset bnn-b16c256s28 --variant bmma_fused
  */
 #include "kernels.h"
 #include "lesson.h"
@@ -41,13 +43,13 @@ static const struct conv_variant variants[] = {
      .unsupported = channels_fit_grid,
      .run = launch_conv2d_packed_xnor},
     {.name = "bmma_and",
-     .what = "bit tensor cores, mma m16n8k256 .and.popc (+ a per-pixel popcount kernel)",
+     .what = "bit tensor cores, mma m16n8k256 .and.popc, popc(x) from one more mma against ones",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
      .unsupported = channels_fit_grid,
      .unsupported_gpu = bmma_unsupported,
      .scratch_bytes = bmma_scratch_bytes,
-     .setup = setup_conv2d_bmma,
+     .setup = setup_conv2d_bmma_and,
      .run = launch_conv2d_bmma_and},
     {.name = "bmma_xor",
      .what = "the same kernel with .xor.popc (emulated on Hopper)",
@@ -56,8 +58,19 @@ static const struct conv_variant variants[] = {
      .unsupported = channels_fit_grid,
      .unsupported_gpu = bmma_unsupported,
      .scratch_bytes = bmma_scratch_bytes,
-     .setup = setup_conv2d_bmma,
+     .setup = setup_conv2d_bmma_xor,
      .run = launch_conv2d_bmma_xor},
+    {.name = "bmma_fused",
+     .what = "bmma_and with a binary network's epilogue: sign(alpha * sum + bias) written as "
+             "packed bits",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .output = OUTPUT_SIGN_BITS,
+     .unsupported = channels_fit_grid,
+     .unsupported_gpu = bmma_unsupported,
+     .scratch_bytes = bmma_scratch_bytes,
+     .setup = setup_conv2d_bmma_and,
+     .run = launch_conv2d_bmma_fused},
     {.name = "pack_bmma_and",
      .what = "bmma_and on +1/-1 float NHWC input, packed to bits inside the timed run",
      .dtype = DTYPE_BINARY,

@@ -1,0 +1,93 @@
+/* Lesson 09, variant "bmma_fused": bmma_and's layer with the epilogue of a real binary
+ * network. The next layer only needs the signs of this one's output, so the kernel
+ * writes sign(alpha[k] * sum + bias[k]) packed 32 channels to a word (the bits layout,
+ * bit set = value >= 0, bits past cout clear: what pack_bits.cu and the harness make),
+ * 1 bit per output instead of 32.
+ *
+ * A warp's 32 channels of one pixel are one output word: each of the 4 lanes of a quad
+ * holds 8 of them (channels j * 8 + 2 (lane % 4) + c), sets their bits, and two
+ * shuffles OR the quad's bits into the word, which the first lane stores. On
+ * bnn-b16c256s28 the output shrinks from 12.8 MB of fp32 to 0.4 MB: what is left is
+ * the tensor-core loop and its latency (docs/09_binary.md, the prediction).
+ *
+ *   build/bin/09_binary --preset bnn-b16c256s28 --variant bmma_fused
+ */
+#include "bmma_tile.cuh"
+#include "cuda_check.h"
+#include "kernels.h"
+
+#define FULL_WARP 0xffffffffu
+#define QUAD 4
+
+template <bool VECTOR>
+__global__ void __launch_bounds__(BMMA_THREADS, 3)
+    conv2d_bmma_fused(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
+                      const float *__restrict__ alpha, const float *__restrict__ bias,
+                      const int *__restrict__ bases, uint32_t *__restrict__ output,
+                      struct conv_shape s)
+{
+    __shared__ __align__(16) uint32_t tiles[STAGES * STAGE_WORDS];
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    struct bmma_counts c;
+    bmma_tile<bmma_and, VECTOR>(input, weights, s, m0, n0, tiles, c);
+
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int word_k = n0 + warp / WARPS_M * WARP_N; /* the warp's word: channels word_k.. */
+    const int bit0 = 2 * (lane % QUAD), k0 = word_k + bit0;
+    const int pixels = s.n * s.h * s.w, kpad = padded_channels(s.cout);
+    const int words = WORDS_PER_PIXEL(s.cout), classes_w = window_classes(s.w, s.ksize);
+    float scale[N_FRAGS][2], shift[N_FRAGS][2];
+#pragma unroll
+    for (int j = 0; j < N_FRAGS; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int k = k0 + j * 8 + e;
+            scale[j][e] = k < s.cout ? alpha[k] : 0.0f;
+            shift[j][e] = k < s.cout && bias ? bias[k] : 0.0f;
+        }
+#pragma unroll
+    for (int i = 0; i < M_FRAGS; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            /* Every lane takes part in the shuffles; only pixels of the image are stored. */
+            const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
+            const int x = pixel % s.w, y = pixel / s.w % s.h;
+            const int cls =
+                window_class(y, s.h, s.ksize) * classes_w + window_class(x, s.w, s.ksize);
+            const int *class_bases = bases + (size_t)cls * kpad;
+            uint32_t bits = 0;
+#pragma unroll
+            for (int j = 0; j < N_FRAGS; j++) {
+                const int k = k0 + j * 8;
+                if (k >= s.cout)
+                    continue;
+                const int2 base = *reinterpret_cast<const int2 *>(class_bases + k);
+                const int *count = c.acc[i][j] + 2 * h;
+                const float v0 =
+                    fmaf(scale[j][0], (float)bmma_and::sum(base.x, count[0], c.input_pop[i][h]),
+                         shift[j][0]);
+                const float v1 =
+                    fmaf(scale[j][1], (float)bmma_and::sum(base.y, count[1], c.input_pop[i][h]),
+                         shift[j][1]);
+                bits |= (uint32_t)(v0 >= 0.0f) << (j * 8 + bit0);
+                bits |= (uint32_t)(k + 1 < s.cout && v1 >= 0.0f) << (j * 8 + bit0 + 1);
+            }
+            bits |= __shfl_xor_sync(FULL_WARP, bits, 1);
+            bits |= __shfl_xor_sync(FULL_WARP, bits, 2);
+            if (pixel < pixels && lane % QUAD == 0 && word_k < s.cout)
+                output[(size_t)pixel * words + word_k / BITS_PER_WORD] = bits;
+        }
+}
+
+extern "C" void launch_conv2d_bmma_fused(const struct conv_args *a)
+{
+    const struct conv_shape *s = &a->shape;
+    const uint32_t *input = (const uint32_t *)a->input, *weights = (const uint32_t *)a->weights;
+    auto kernel =
+        vector_rows(s, input, weights) ? conv2d_bmma_fused<true> : conv2d_bmma_fused<false>;
+    const dim3 grid((s->n * s->h * s->w + BM - 1) / BM, (s->cout + BN - 1) / BN);
+    /* The table of bases is the first thing in scratch (conv_bmma.cu, setup_conv2d_bmma_and). */
+    kernel<<<grid, BMMA_THREADS, 0, a->stream>>>(
+        input, weights, a->scale, a->bias, (const int *)a->scratch, (uint32_t *)a->output, *s);
+    CUDA_CHECK_LAUNCH();
+}
