@@ -177,11 +177,11 @@ static inline bool vector_rows(const struct conv_shape *s, const uint32_t *input
 /* A block's shared memory: the ring of stages, a row of zeros for the taps outside the
  * image, and per pixel row of the block what the loop and the epilogue need of its
  * position, counted once: y (the row's), the taps dj inside the image for its x (bit
- * dj) and its window class. */
+ * dj) and its window class; after the loop, its popc(x) (AND form). */
 struct bmma_smem {
     uint32_t ring[STAGES][STAGE_WORDS];
     uint32_t zeros[KSTEP_WORDS];
-    int y[BM], window_class[BM];
+    int y[BM], window_class[BM], input_pop[BM];
     unsigned dj_mask[BM];
 };
 
@@ -282,7 +282,10 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                 out.acc[i][j][e] = 0;
         out.input_pop[i][0] = out.input_pop[i][1] = 0;
     }
-    int ones_acc[M_FRAGS][4] = {};
+    /* popc(x) of the warp's fragment i = warp_n only: the other warp of the same rows
+     * counts the other one (the block's 2 x 32 channels share each pixel row). */
+    static_assert(M_FRAGS == BN / WARP_N, "one fragment of popc(x) per warp");
+    int ones_acc[4] = {};
     const uint32_t ones[2] = {~0u, ~0u};
 
     /* One commit per step, empty ones included, so that "all but STAGES - 2 groups
@@ -338,19 +341,32 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                 b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];
             }
 #pragma unroll
-            for (int i = 0; i < M_FRAGS; i++) {
+            for (int i = 0; i < M_FRAGS; i++)
 #pragma unroll
                 for (int j = 0; j < N_FRAGS; j++)
                     Op::run(out.acc[i][j], a[i], b[j]);
-                if (Op::COUNTS_INPUT)
-                    Op::run(ones_acc[i], a[i], ones);
+            if (Op::COUNTS_INPUT) { /* a branch: a register array indexed at run time
+                                       would go to local memory */
+                if (warp_n == 0)
+                    Op::run(ones_acc, a[0], ones);
+                else
+                    Op::run(ones_acc, a[1], ones);
             }
         }
         at.next(ksize, words_padded);
     }
+    if (!Op::COUNTS_INPUT)
+        return;
+    /* Each quad holds 8 equal columns: its first lane publishes the row's count. */
+    const int pop_row = warp_m * WARP_M + warp_n * 16 + lane / 4;
+    if (lane % 4 == 0)
+        sm.input_pop[pop_row] = ones_acc[0], sm.input_pop[pop_row + 8] = ones_acc[2];
+    __syncthreads();
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
-        out.input_pop[i][0] = ones_acc[i][0], out.input_pop[i][1] = ones_acc[i][2];
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            out.input_pop[i][h] = sm.input_pop[warp_m * WARP_M + i * 16 + lane / 4 + 8 * h];
 }
 
 #endif
