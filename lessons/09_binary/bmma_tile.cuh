@@ -6,18 +6,25 @@
  *
  *   mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.{and,xor}.popc
  *
- * adds popc(a AND b) or popc(a XOR b) over 256 bits for a 16 x 8 tile of outputs. A
- * k-step is 256 bits of one tap (channel words past C are zero in A and B, which
- * changes neither count).
+ * adds popc(a AND b) or popc(a XOR b) over 256 bits for a 16 x 8 tile of outputs.
  *
- * A block computes 128 pixels x 64 channels with 8 warps of 32 x 32. The reduction is
- * short (taps x ceil(C/256) k-steps: 9 for C = 256), so the loop is built for latency:
- * each k-step's tiles go straight from global to shared memory with cp.async into a
- * ring of STAGES buffers, three k-steps in flight while the tensor cores work on the
- * fourth, one barrier per step; rows are 48 bytes so that the 8 rows an ldmatrix reads
- * lie in 8 different 16-byte bank groups. The AND form also needs popc(x) over each
- * pixel's window: one more mma per 16 rows against an all-ones B fragment counts it
- * (popc(x AND 1...1) = popc(x); the zero words outside the image count nothing). */
+ * A block computes 128 pixels x 64 channels with 8 warps of 32 x 32. A stage of the
+ * loop is 256 channel bits of up to TAPS_PER_STAGE neighbouring taps of one filter row
+ * (di, dj0 ... dj0 + 2): in NHWC the inputs those taps read for the block's 128
+ * consecutive pixels are the 130 consecutive pixel rows starting at
+ * m0 + di * w + dj0, so a stage holds those 130 rows once and the 3 x 64 weight rows,
+ * and tap dj0 + d reads A rows d ... d + 127 of it. Where a tap falls outside the image
+ * (the row of the flat range belongs to another image row), the lane points ldmatrix
+ * at a row of zeros instead: its pixel's y and the taps valid for its x are counted
+ * once, before the loop. So the loop does no index arithmetic per tap beyond a shift
+ * and a select, reads each input row once per stage instead of once per tap, and has
+ * one barrier per 3 taps (3 stages for a 3x3 filter on C = 256, where it had 9).
+ * Stages go from global to shared memory with cp.async into a ring of STAGES buffers,
+ * two in flight while the tensor cores work on the third; rows are 48 bytes so that
+ * the 8 consecutive rows an ldmatrix reads lie in 8 different 16-byte bank groups.
+ * The AND form also needs popc(x) over each pixel's window: one more mma per 16 rows
+ * against an all-ones B fragment counts it (popc(x AND 1...1) = popc(x); the zero rows
+ * outside the image count nothing). */
 #ifndef BMMA_TILE_CUH
 #define BMMA_TILE_CUH
 
@@ -36,8 +43,13 @@
 #define KSTEP_WORDS 8 /* 256 bits */
 #define CHUNK_WORDS 4 /* 16 bytes */
 #define ROW_WORDS 12  /* a k-step (8 words) + 4 words of padding: 48-byte rows */
-#define STAGES 4
-#define STAGE_WORDS ((BM + BN) * ROW_WORDS)
+#define TAPS_PER_STAGE 3
+#define A_ROWS (BM + TAPS_PER_STAGE - 1)
+#define B_ROWS (TAPS_PER_STAGE * BN)
+#define STAGE_CHUNKS ((A_ROWS + B_ROWS) * KSTEP_WORDS / CHUNK_WORDS)
+#define CHUNKS_PER_THREAD ((STAGE_CHUNKS + BMMA_THREADS - 1) / BMMA_THREADS) /* 3 */
+#define STAGES 3
+#define STAGE_WORDS ((A_ROWS + B_ROWS) * ROW_WORDS)
 #define MIN_CC 80
 
 #if __CUDA_ARCH__ >= MIN_CC * 10
@@ -162,6 +174,17 @@ static inline bool vector_rows(const struct conv_shape *s, const uint32_t *input
            (uintptr_t)weights % 16 == 0;
 }
 
+/* A block's shared memory: the ring of stages, a row of zeros for the taps outside the
+ * image, and per pixel row of the block what the loop and the epilogue need of its
+ * position, counted once: y (the row's), the taps dj inside the image for its x (bit
+ * dj) and its window class; after the loop, its popc(x) (AND form). */
+struct bmma_smem {
+    uint32_t ring[STAGES][STAGE_WORDS];
+    uint32_t zeros[KSTEP_WORDS];
+    int y[BM], window_class[BM], input_pop[BM];
+    unsigned dj_mask[BM];
+};
+
 /* What a warp holds after the loop. acc[i][j][h * 2 + c]: pixel row i * 16 + lane / 4
  * + 8h of the warp's 32, channel j * 8 + 2 (lane % 4) + c of its 32; input_pop[i][h]:
  * popc(x) over the window of that pixel row (COUNTS_INPUT only). */
@@ -170,40 +193,84 @@ struct bmma_counts {
     int input_pop[M_FRAGS][2];
 };
 
-/* The counts of the block's tile at pixels m0.., channels n0..; `tiles` is
- * STAGES * STAGE_WORDS words of shared memory. Each thread copies the same rows at
- * every k-step: A row tid / 2 and, in the first 128 threads, B row tid / 2, 16 bytes
- * (half tid % 2) of each. */
+/* Where the loop is: filter row ti, first tap dj0 of the stage, channel word kw. Steps
+ * go through the channel words fastest, then the groups of taps of a row, then rows. */
+struct stage_at {
+    int ti, dj0, kw;
+    __device__ __forceinline__ void next(int ksize, int words_padded)
+    {
+        kw += KSTEP_WORDS;
+        if (kw == words_padded) {
+            kw = 0;
+            dj0 += TAPS_PER_STAGE;
+            if (dj0 >= ksize)
+                dj0 = 0, ti++;
+        }
+    }
+};
+
+/* The counts of the block's tile at pixels m0.., channels n0.. . Each thread copies the
+ * same 16-byte chunks of every stage: half tid % 2 of stage rows tid / 2 + 128 q, each
+ * an A row (pixel m0 + (ti - r) w + dj0 - r + row, zeros outside the tensor) or a B row
+ * (channel n0 + b % 64 at tap dj0 + b / 64 of filter row ti, b = row - A_ROWS); rows
+ * the stage's taps do not read are not copied. A filter of up to 31 taps a row: the
+ * valid taps of a pixel's x are bits of an int. */
 template <typename Op, bool VECTOR>
 static __device__ __forceinline__ void
 bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
-          const struct conv_shape &s, int m0, int n0, uint32_t *tiles, struct bmma_counts &out)
+          const struct conv_shape &s, int m0, int n0, struct bmma_smem &sm, struct bmma_counts &out)
 {
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int warp_m = warp % WARPS_M, warp_n = warp / WARPS_M;
     const int pixels = s.n * s.h * s.w, words = WORDS_PER_PIXEL(s.cin);
-    const int taps = s.ksize * s.ksize, r = s.ksize / 2;
-    const int ksteps = (words + KSTEP_WORDS - 1) / KSTEP_WORDS, steps = taps * ksteps;
+    const int ksize = s.ksize, taps = ksize * ksize, r = ksize / 2;
+    const int words_padded = (words + KSTEP_WORDS - 1) / KSTEP_WORDS * KSTEP_WORDS;
+    const int groups = (ksize + TAPS_PER_STAGE - 1) / TAPS_PER_STAGE;
+    const int steps = ksize * groups * (words_padded / KSTEP_WORDS);
 
-    const int half = tid % 2, row = tid / 2;
-    const int a_pixel = m0 + row, a_y = a_pixel / s.w % s.h, a_x = a_pixel % s.w;
-    const bool a_valid = a_pixel < pixels, copies_b = row < BN;
-    const bool b_valid = copies_b && n0 + row < s.cout;
-    const uint32_t *b_rows = b_valid ? weights + (size_t)(n0 + row) * taps * words : weights;
+    /* The block's pixel rows, once: the only divisions of the kernel. */
+    if (tid < BM) {
+        const int p = m0 + tid;
+        int y = 0, cls = 0;
+        unsigned mask = 0;
+        if (p < pixels) {
+            const int x = p % s.w;
+            y = p / s.w % s.h;
+            for (int j = 0; j < ksize; j++)
+                mask |= (unsigned)(x + j - r) < (unsigned)s.w ? 1u << j : 0u;
+            cls = window_class(y, s.h, ksize) * window_classes(s.w, ksize) +
+                  window_class(x, s.w, ksize);
+        }
+        sm.y[tid] = y, sm.dj_mask[tid] = mask, sm.window_class[tid] = cls;
+    }
+    if (tid < KSTEP_WORDS)
+        sm.zeros[tid] = 0;
 
+    struct stage_at issued = {0, 0, 0};
     auto issue = [&](int step) {
-        uint32_t *stage = tiles + step % STAGES * STAGE_WORDS;
-        const int tap = step / ksteps;
-        const int word = (step - tap * ksteps) * KSTEP_WORDS + half * CHUNK_WORDS;
-        const int di = tap / s.ksize - r, dj = tap % s.ksize - r;
-        const int y = a_y + di, x = a_x + dj;
-        const bool inside = a_valid && y >= 0 && y < s.h && x >= 0 && x < s.w;
-        const uint32_t *a_row = inside ? input + (size_t)(a_pixel + di * s.w + dj) * words : input;
-        copy_chunk<VECTOR>(stage + row * ROW_WORDS + half * CHUNK_WORDS, a_row, word, words, inside,
-                           input);
-        if (copies_b)
-            copy_chunk<VECTOR>(stage + (BM + row) * ROW_WORDS + half * CHUNK_WORDS,
-                               b_rows + (size_t)tap * words, word, words, b_valid, weights);
+        uint32_t *stage = sm.ring[step % STAGES];
+        const int width = min(TAPS_PER_STAGE, ksize - issued.dj0);
+        const int a_first = m0 + (issued.ti - r) * s.w + issued.dj0 - r;
+        const int tap0 = issued.ti * ksize + issued.dj0;
+        const int word = issued.kw + tid % 2 * CHUNK_WORDS;
+#pragma unroll
+        for (int q = 0; q < CHUNKS_PER_THREAD; q++) {
+            const int row = (tid + q * BMMA_THREADS) / 2; /* this thread's chunks */
+            uint32_t *dst = stage + row * ROW_WORDS + tid % 2 * CHUNK_WORDS;
+            if (row < BM + width - 1) { /* the A rows the stage's taps read */
+                const int p = a_first + row;
+                const bool inside = p >= 0 && p < pixels;
+                copy_chunk<VECTOR>(dst, inside ? input + (size_t)p * words : input, word, words,
+                                   inside, input);
+            } else if (row >= A_ROWS && row < A_ROWS + width * BN) {
+                const int b = row - A_ROWS, k = n0 + b % BN;
+                const bool valid = k < s.cout;
+                const uint32_t *w_row =
+                    weights + ((size_t)k * taps + tap0 + b / BN) * words; /* tap dj0 + b / BN */
+                copy_chunk<VECTOR>(dst, valid ? w_row : weights, word, words, valid, weights);
+            }
+        }
+        issued.next(ksize, words_padded);
     };
 
 #pragma unroll
@@ -215,7 +282,10 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                 out.acc[i][j][e] = 0;
         out.input_pop[i][0] = out.input_pop[i][1] = 0;
     }
-    int ones_acc[M_FRAGS][4] = {};
+    /* popc(x) of the warp's fragment i = warp_n only: the other warp of the same rows
+     * counts the other one (the block's 2 x 32 channels share each pixel row). */
+    static_assert(M_FRAGS == BN / WARP_N, "one fragment of popc(x) per warp");
+    int ones_acc[4] = {};
     const uint32_t ones[2] = {~0u, ~0u};
 
     /* One commit per step, empty ones included, so that "all but STAGES - 2 groups
@@ -226,37 +296,77 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             issue(st);
         commit_copies();
     }
+    __syncthreads(); /* the pixel rows' table */
+
+    /* The A rows this lane gives ldmatrix (row lane % 16 of fragment i, half lane / 16),
+     * their y and the taps valid for their x. */
+    int a_y[M_FRAGS];
+    unsigned a_mask[M_FRAGS];
+    const int a_row0 = warp_m * WARP_M + lane % 16, a_word = lane / 16 * CHUNK_WORDS;
+#pragma unroll
+    for (int i = 0; i < M_FRAGS; i++)
+        a_y[i] = sm.y[a_row0 + i * 16], a_mask[i] = sm.dj_mask[a_row0 + i * 16];
+    const int b_row0 = A_ROWS + warp_n * WARP_N + lane / 16 * 8 + lane % 8;
+    const int b_word = lane / 8 % 2 * CHUNK_WORDS;
+    const uint32_t *zeros = sm.zeros + a_word;
+
+    struct stage_at at = {0, 0, 0};
     for (int step = 0; step < steps; step++) {
         wait_copies<STAGES - 2>();
         __syncthreads(); /* this step's tiles are visible; last step's buffer is free */
         if (step + STAGES - 1 < steps)
             issue(step + STAGES - 1); /* into the buffer the warps finished with last step */
         commit_copies();
-        const uint32_t *tile = tiles + step % STAGES * STAGE_WORDS;
-        uint32_t a[M_FRAGS][4], b[N_FRAGS][2];
+        const uint32_t *tile = sm.ring[step % STAGES];
+        const int width = min(TAPS_PER_STAGE, ksize - at.dj0);
+        /* Bit d: tap dj0 + d of this row is inside the image for the lane's pixel. */
+        unsigned inside[M_FRAGS];
 #pragma unroll
         for (int i = 0; i < M_FRAGS; i++)
-            ldmatrix_x4(a[i], tile + (warp_m * WARP_M + i * 16 + lane % 16) * ROW_WORDS +
-                                  lane / 16 * CHUNK_WORDS);
+            inside[i] = (unsigned)(a_y[i] + at.ti - r) < (unsigned)s.h ? a_mask[i] >> at.dj0 : 0u;
 #pragma unroll
-        for (int j = 0; j < N_FRAGS; j += 2) {
-            uint32_t q[4];
-            const int q_row = lane / 16 * 8 + lane % 8, q_word = lane / 8 % 2 * CHUNK_WORDS;
-            ldmatrix_x4(q, tile + (BM + warp_n * WARP_N + j * 8 + q_row) * ROW_WORDS + q_word);
-            b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];
+        for (int d = 0; d < TAPS_PER_STAGE; d++) {
+            if (d >= width)
+                break;
+            uint32_t a[M_FRAGS][4], b[N_FRAGS][2];
+#pragma unroll
+            for (int i = 0; i < M_FRAGS; i++)
+                ldmatrix_x4(a[i], inside[i] >> d & 1
+                                      ? tile + (a_row0 + i * 16 + d) * ROW_WORDS + a_word
+                                      : zeros);
+#pragma unroll
+            for (int j = 0; j < N_FRAGS; j += 2) {
+                uint32_t q[4];
+                ldmatrix_x4(q, tile + (b_row0 + d * BN + j * 8) * ROW_WORDS + b_word);
+                b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];
+            }
+#pragma unroll
+            for (int i = 0; i < M_FRAGS; i++)
+#pragma unroll
+                for (int j = 0; j < N_FRAGS; j++)
+                    Op::run(out.acc[i][j], a[i], b[j]);
+            if (Op::COUNTS_INPUT) { /* a branch: a register array indexed at run time
+                                       would go to local memory */
+                if (warp_n == 0)
+                    Op::run(ones_acc, a[0], ones);
+                else
+                    Op::run(ones_acc, a[1], ones);
+            }
         }
-#pragma unroll
-        for (int i = 0; i < M_FRAGS; i++) {
-#pragma unroll
-            for (int j = 0; j < N_FRAGS; j++)
-                Op::run(out.acc[i][j], a[i], b[j]);
-            if (Op::COUNTS_INPUT)
-                Op::run(ones_acc[i], a[i], ones);
-        }
+        at.next(ksize, words_padded);
     }
+    if (!Op::COUNTS_INPUT)
+        return;
+    /* Each quad holds 8 equal columns: its first lane publishes the row's count. */
+    const int pop_row = warp_m * WARP_M + warp_n * 16 + lane / 4;
+    if (lane % 4 == 0)
+        sm.input_pop[pop_row] = ones_acc[0], sm.input_pop[pop_row + 8] = ones_acc[2];
+    __syncthreads();
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
-        out.input_pop[i][0] = ones_acc[i][0], out.input_pop[i][1] = ones_acc[i][2];
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            out.input_pop[i][h] = sm.input_pop[warp_m * WARP_M + i * 16 + lane / 4 + 8 * h];
 }
 
 #endif

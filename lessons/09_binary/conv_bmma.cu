@@ -23,7 +23,14 @@
  *     warps of 32 x 32 at about 80 registers instead of 4 warps of 64 x 32 at 128: more
  *     warps per SM to hide the latency of a 9-step loop.
  * Together: the kernel near the time of writing its fp32 output (3.2 us at 4 TB/s)
- * plus the latency of one block's loop, about 8 us (docs/09_binary.md).
+ * plus the latency of one block's loop, about 8 us (docs/09_binary.md). A profile of
+ * that version found 1909 instructions per warp for 90 mma: integer divisions and
+ * index math per k-step and in the epilogue. So, next (bmma_tile.cuh):
+ *   - a stage holds the 130 input rows that 3 taps of a filter row read, once, and
+ *     the loop reads each tap's A rows from it shifted by one row, with a row of
+ *     zeros for the taps outside the image: one barrier per 3 taps, input rows from
+ *     L2 once per stage instead of once per tap, and the pixel's y, valid taps and
+ *     window class counted once per block (the epilogue reads the class back).
  *
  *   build/bin/09_binary --preset bnn-b16c256s28 --variant bmma_and
  */
@@ -76,10 +83,10 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                 const float *__restrict__ alpha, const float *__restrict__ bias,
                 const int *__restrict__ bases, float *__restrict__ output, struct conv_shape s)
 {
-    __shared__ __align__(16) uint32_t tiles[STAGES * STAGE_WORDS];
+    __shared__ __align__(16) struct bmma_smem sm;
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
     struct bmma_counts c;
-    bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, tiles, c);
+    bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, sm, c);
 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int k0 = n0 + warp / WARPS_M * WARP_N + 2 * (lane % 4); /* + j * 8 + c */
@@ -101,10 +108,7 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
             const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
             if (pixel >= pixels)
                 continue;
-            const int x = pixel % s.w, y = pixel / s.w % s.h;
-            const int cls =
-                window_class(y, s.h, s.ksize) * classes_w + window_class(x, s.w, s.ksize);
-            const int *class_bases = bases + (size_t)cls * kpad;
+            const int *class_bases = bases + (size_t)sm.window_class[pixel - m0] * kpad;
             float *row = output + (size_t)pixel * s.cout;
 #pragma unroll
             for (int j = 0; j < N_FRAGS; j++) {

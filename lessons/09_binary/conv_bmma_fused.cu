@@ -26,16 +26,16 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                       const int *__restrict__ bases, uint32_t *__restrict__ output,
                       struct conv_shape s)
 {
-    __shared__ __align__(16) uint32_t tiles[STAGES * STAGE_WORDS];
+    __shared__ __align__(16) struct bmma_smem sm;
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
     struct bmma_counts c;
-    bmma_tile<bmma_and, VECTOR>(input, weights, s, m0, n0, tiles, c);
+    bmma_tile<bmma_and, VECTOR>(input, weights, s, m0, n0, sm, c);
 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int word_k = n0 + warp / WARPS_M * WARP_N; /* the warp's word: channels word_k.. */
     const int bit0 = 2 * (lane % QUAD), k0 = word_k + bit0;
     const int pixels = s.n * s.h * s.w, kpad = padded_channels(s.cout);
-    const int words = WORDS_PER_PIXEL(s.cout), classes_w = window_classes(s.w, s.ksize);
+    const int words = WORDS_PER_PIXEL(s.cout);
     float scale[N_FRAGS][2], shift[N_FRAGS][2];
 #pragma unroll
     for (int j = 0; j < N_FRAGS; j++)
@@ -51,10 +51,7 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
         for (int h = 0; h < 2; h++) {
             /* Every lane takes part in the shuffles; only pixels of the image are stored. */
             const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
-            const int x = pixel % s.w, y = pixel / s.w % s.h;
-            const int cls =
-                window_class(y, s.h, s.ksize) * classes_w + window_class(x, s.w, s.ksize);
-            const int *class_bases = bases + (size_t)cls * kpad;
+            const int *class_bases = bases + (size_t)sm.window_class[pixel - m0] * kpad;
             uint32_t bits = 0;
 #pragma unroll
             for (int j = 0; j < N_FRAGS; j++) {
