@@ -162,6 +162,16 @@ void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
     }
 }
 
+const struct op_file_set cov_file_sets[COV_FILE_SET_COUNT] = {
+    {.name = "the seed's layout",
+     .files = cov_op_files,
+     .file_count = COV_TENSOR_COUNT,
+     .layout = COV_FULL,
+     .shape_of_files = cov_op_shape_of_files,
+     .from_files = cov_op_from_files,
+     .to_files = cov_op_to_files},
+};
+
 /* Where output (b, c0, q, q') lives in the layout; c0 is ignored by the factored one. */
 static size_t out_at(const struct conv_shape *s, int layout, int b, int c0, size_t q, size_t q2)
 {

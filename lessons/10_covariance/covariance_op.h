@@ -23,7 +23,7 @@ void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *co
  * COV_CHECK_MAX_TERMS window terms, else the rows q of a sample (every q', every c0, the
  * first and last rows included); and in the full layout every entry outside the blocks
  * still NaN. */
-/* .npy files (op.files): the seed's tensors in the full layout, flags named as the seed
+/* .npy files (op.file_sets): the seed's tensors in the full layout, flags named as the seed
  * names them (--mu, --gamma, --c, and --input for the output it adds to), their shapes
  * in these dimensions. The window k is H - Ho + 1 (= W - Wo + 1), odd in
  * 1..MAX_KSIZE as --ksize is. */
@@ -43,6 +43,9 @@ void cov_op_from_files(const struct conv_shape *s, int layout, void *const *file
  * other entry as it was. */
 void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
                      void *const *after);
+/* The op's file sets (op.file_sets): the seed's layout above. */
+#define COV_FILE_SET_COUNT 1
+extern const struct op_file_set cov_file_sets[COV_FILE_SET_COUNT];
 
 struct check_result cov_op_check(const struct conv_shape *s, int layout, void *const *before,
                                  void *const *after);

@@ -546,9 +546,9 @@ static void write_npy_resized(const char *name, const float *data, int ndim,
 }
 
 /* The seed's toy case as mu.npy, gamma.npy, c.npy and input.npy, and files that must
- * be refused: a truncated gamma, a mu with more data than its header says, a mu of
- * another batch, a c of another channel count, an input whose Ho x Wo fits no square
- * window (7x6) and one whose window would be even (6x6: k = 4). */
+ * be refused: a truncated gamma, a mu with more data than its header says, a mu with a
+ * NaN, a mu of another batch, a c of another channel count, an input whose Ho x Wo fits
+ * no square window (7x6) and one whose window would be even (6x6: k = 4). */
 static void write_seed_toy_files(void)
 {
     CHECK(mkdir(COV_FILES_DIR, 0777) == 0 || errno == EEXIST);
@@ -566,6 +566,8 @@ static void write_seed_toy_files(void)
     write_npy("c4.npy", f.t[COV_OUT], 1, c4);
     write_npy("input_7x6.npy", f.t[COV_OUT], 7, input_7x6);
     write_npy("input_6x6.npy", f.t[COV_OUT], 7, input_6x6);
+    f.t[COV_MU][cov_mu_at(&f.s, 1, 2, 3 * 9 + 4)] = NAN;
+    write_npy("mu_nan.npy", f.t[COV_MU], 4, mu);
     free_seed_files(&f);
 }
 
