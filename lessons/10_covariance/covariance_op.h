@@ -43,8 +43,25 @@ void cov_op_from_files(const struct conv_shape *s, int layout, void *const *file
  * other entry as it was. */
 void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
                      void *const *after);
-/* The op's file sets (op.file_sets): the seed's layout above. */
-#define COV_FILE_SET_COUNT 1
+/* The compact files, by the same flags: what the op reads and the factored output, the
+ * tensors of COV_FACTORED byte for byte. --mu (B, Ci, H, W) and --c (Co,) as above,
+ * --gamma (B, Ci, H, W, H, W) the diagonal blocks gd, --input (B, Ho, Wo, Ho, Wo) S before
+ * the op. They stand for the seed's tensors with the diagonal blocks gd and c[c0]*S (the
+ * factored layout's out = c (x) S), which the op makes c (x) (S + its sum). */
+extern const struct op_file cov_op_compact_files[COV_TENSOR_COUNT];
+/* A layout's tensors from the compact files' values, meaning the same: the factored
+ * layout's as they are; the blocks layout's output block c0 = c[c0]*S (rounded to
+ * float32); the full layout's the same blocks scattered, gamma's too, every other entry
+ * NaN, as drawn. */
+void cov_op_from_compact_files(const struct conv_shape *s, int layout, void *const *file,
+                               void *const *tensor);
+/* The compact files' output (file[COV_OUT], S) after a run in the factored layout, the
+ * one layout that holds S itself (cov_op_writes_compact). */
+void cov_op_to_compact_files(const struct conv_shape *s, int layout, void *const *file,
+                             void *const *after);
+bool cov_op_writes_compact(int layout);
+/* The op's file sets (op.file_sets): the seed's layout, then the compact one. */
+enum cov_file_set { COV_FILES_SEED, COV_FILES_COMPACT, COV_FILE_SET_COUNT };
 extern const struct op_file_set cov_file_sets[COV_FILE_SET_COUNT];
 
 struct check_result cov_op_check(const struct conv_shape *s, int layout, void *const *before,

@@ -696,7 +696,117 @@ static void files_every_layout(void)
     free_seed_files(&f);
 }
 
-/* The files' dimensions give the shape, and tensors of the sizes the op indexes. */
+/* The seed's toy as compact files (cov_op_compact_files, in enum cov_tensor's order):
+ * mu, the diagonal blocks of gamma made symmetric (a covariance), c in [0.5, 2), and S
+ * before the op in [0, 1). */
+struct compact_files {
+    struct conv_shape s;
+    float *t[COV_TENSOR_COUNT];
+};
+
+static struct compact_files make_compact_files(void)
+{
+    struct seed_files seed = make_seed_files(false);
+    struct compact_files f = {.s = seed.s};
+    f.t[COV_MU] = seed.t[COV_MU];
+    f.t[COV_C] = seed.t[COV_C];
+    f.t[COV_GAMMA] = alloc_or_exit(cov_gamma_diag_count(&f.s) * sizeof(float));
+    cov_gather_gamma(&f.s, seed.t[COV_GAMMA], f.t[COV_GAMMA]);
+    cov_symmetrize_gamma(&f.s, f.t[COV_GAMMA]);
+    struct rng r = rng_seeded(12);
+    f.t[COV_OUT] = filled(cov_out_count(&f.s, COV_FACTORED), &r, 0, 1);
+    free(seed.t[COV_GAMMA]);
+    free(seed.t[COV_OUT]);
+    return f;
+}
+
+static void free_compact_files(struct compact_files *f)
+{
+    for (int i = 0; i < COV_TENSOR_COUNT; i++)
+        free(f->t[i]);
+}
+
+/* |got - c0 * (S before + S)| beyond op_slow's float32 bound, S in float64 from the
+ * compact files (c0 = 1 for S itself): what every layout's result means. */
+static bool off_compact_gold(const struct compact_files *f, double got, double c0, int b, size_t q,
+                             size_t q2)
+{
+    const struct conv_shape *s = &f->s;
+    double mag;
+    const double sum = cov_sum_at(s, f->t[COV_MU], f->t[COV_GAMMA], b, q, q2, &mag);
+    const double was = f->t[COV_OUT][cov_out_factored_at(s, b, q, q2)];
+    return !(fabs(got - c0 * (was + sum)) <= slow_tolerance(s, fabs(c0) * (fabs(was) + mag)));
+}
+
+/* Each layout from the compact files (what the harness does before a run): the run's
+ * result in the layout passes the op's check, and means what the files mean, c (x) S
+ * after the op: block c0 is c[c0] * (S before + S), and the factored layout's S, written
+ * back to the files, is S before + S. */
+static void compact_files_every_layout(void)
+{
+    struct compact_files f = make_compact_files();
+    const struct conv_shape *s = &f.s;
+    const size_t Q = cov_out_positions(s);
+    const float *c = f.t[COV_C];
+    for (int layout = 0; layout < COV_LAYOUT_COUNT; layout++) {
+        struct op_tensor t[OP_MAX_TENSORS];
+        void *before[OP_MAX_TENSORS], *after[OP_MAX_TENSORS] = {0}, *file[OP_MAX_TENSORS];
+        cov_op_tensors(s, layout, t);
+        for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+            before[i] = alloc_or_exit(t[i].bytes);
+            file[i] = f.t[i];
+        }
+        cov_op_from_compact_files(s, layout, file, before);
+        float *out = alloc_or_exit(t[COV_OUT].bytes);
+        memcpy(out, before[COV_OUT], t[COV_OUT].bytes);
+        after[COV_OUT] = out;
+        if (layout == COV_FULL)
+            cov_op_slow(s, out, before[COV_GAMMA], before[COV_MU], before[COV_C]);
+        for (int b = 0; layout != COV_FULL && b < s->n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++) {
+                    if (layout == COV_FACTORED)
+                        out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
+                            s, before[COV_MU], before[COV_GAMMA], before[COV_OUT], b, q, q2, NULL);
+                    for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
+                        out[cov_out_blocks_at(s, b, c0, q, q2)] =
+                            (float)cov_gold_at(s, before[COV_MU], before[COV_GAMMA], c,
+                                               before[COV_OUT], b, c0, q, q2, NULL);
+                }
+        CHECK(cov_op_check(s, layout, before, after).pass);
+        CHECK(cov_op_writes_compact(layout) == (layout == COV_FACTORED));
+        float *written = NULL;
+        if (layout == COV_FACTORED) {
+            written = alloc_or_exit(t[COV_OUT].bytes);
+            file[COV_OUT] = written;
+            cov_op_to_compact_files(s, layout, file, after);
+        }
+        size_t bad = 0;
+        for (int b = 0; b < s->n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++) {
+                    if (written)
+                        bad += off_compact_gold(&f, written[cov_out_factored_at(s, b, q, q2)], 1.0,
+                                                b, q, q2);
+                    for (int c0 = 0; !written && c0 < s->cout; c0++) {
+                        const size_t at = layout == COV_FULL ? cov_out_full_at(s, b, c0, q, c0, q2)
+                                                             : cov_out_blocks_at(s, b, c0, q, q2);
+                        bad += off_compact_gold(&f, out[at], c[c0], b, q, q2);
+                    }
+                }
+        if (bad)
+            fprintf(stderr, "layout %s: %zu entries differ\n", cov_layout_names[layout], bad);
+        CHECK(bad == 0);
+        for (int i = 0; i < COV_TENSOR_COUNT; i++)
+            free(before[i]);
+        free(out);
+        free(written);
+    }
+    free_compact_files(&f);
+}
+
+/* The files' dimensions give the shape, and tensors of the sizes the op indexes in each
+ * file set's layout; the sets name the same flags in the same order, and differ in rank. */
 static void files_give_the_shape(void)
 {
     size_t dim[COV_DIM_COUNT] = {[COV_DIM_B] = 2, [COV_DIM_CI] = 4, [COV_DIM_CO] = 3,
@@ -707,13 +817,20 @@ static void files_give_the_shape(void)
     char why[256];
     CHECK(cov_op_shape_of_files(dim, &s, &culprit, why, sizeof why));
     CHECK(s.n == 2 && s.cin == 4 && s.cout == 3 && s.h == 9 && s.w == 8 && s.ksize == 5);
-    struct op_tensor t[OP_MAX_TENSORS];
-    cov_op_tensors(&s, COV_FULL, t);
-    for (int i = 0; i < COV_TENSOR_COUNT; i++) {
-        size_t count = 1;
-        for (int d = 0; d < cov_op_files[i].rank; d++)
-            count *= dim[cov_op_files[i].dim[d]];
-        CHECK(count * sizeof(float) == t[i].bytes);
+    for (int k = 0; k < COV_FILE_SET_COUNT; k++) {
+        const struct op_file_set *set = &cov_file_sets[k];
+        struct op_tensor t[OP_MAX_TENSORS];
+        CHECK(set->file_count == cov_op_tensors(&s, set->layout, t));
+        int same_ranks = 0;
+        for (int i = 0; i < set->file_count; i++) {
+            size_t count = 1;
+            for (int d = 0; d < set->files[i].rank; d++)
+                count *= dim[set->files[i].dim[d]];
+            CHECK(count * sizeof(float) == t[i].bytes);
+            CHECK(strcmp(set->files[i].flag, cov_file_sets[0].files[i].flag) == 0);
+            same_ranks += set->files[i].rank == cov_file_sets[0].files[i].rank;
+        }
+        CHECK(k == 0 || same_ranks < set->file_count);
     }
     /* Ho x Wo: no square window, an even one (k = 4), larger than H, larger than W. */
     const size_t refused[][2] = {{5, 5}, {6, 5}, {10, 8}, {9, 9}};
@@ -745,6 +862,7 @@ static const struct unit_case cases[] = {
     {"files_round_trip_gpu", files_round_trip_gpu},
     {"files_every_layout", files_every_layout},
     {"files_give_the_shape", files_give_the_shape},
+    {"compact_files_every_layout", compact_files_every_layout},
 };
 
 UNIT_MAIN(cases)
