@@ -3,8 +3,9 @@
  * never read or written, the box-filter order of the GPU kernels (box_tile.cuh)
  * computes the same sums, and shapes without an output are refused. The seed's toy
  * case as .npy files (COV_FILES_DIR) through the executable (LESSON_BIN): the result
- * file is what op_slow makes of them; the GPU variants' round trip is the one case
- * that needs a GPU. */
+ * file is what op_slow makes of them; its compact files (the diagonal blocks and S) mean
+ * the same in every layout, and S comes back from the factored one. The GPU variants'
+ * round trips are the cases that need a GPU. */
 #define _POSIX_C_SOURCE 200809L /* posix_spawn, truncate */
 #include <errno.h>
 #include <math.h>
@@ -455,6 +456,7 @@ static void op_draw_symmetric(void)
  * c random in [0.5, 2): a c that is dropped or misplaced shows. */
 static const struct conv_shape seed_toy = {.n = 2, .cin = 3, .cout = 3, .h = 9, .w = 9, .ksize = 3};
 static const size_t seed_input_shape[] = {2, 3, 7, 7, 3, 7, 7};
+static const size_t compact_input_shape[] = {2, 7, 7, 7, 7};
 
 struct seed_files {
     struct conv_shape s;
@@ -517,6 +519,48 @@ static size_t mismatches_against_slow(const struct seed_files *f, const float *g
     return bad;
 }
 
+/* The seed's toy as compact files (cov_op_compact_files, in enum cov_tensor's order):
+ * mu, the diagonal blocks of gamma made symmetric (a covariance), c in [0.5, 2), and S
+ * before the op in [0, 1). */
+struct compact_files {
+    struct conv_shape s;
+    float *t[COV_TENSOR_COUNT];
+};
+
+static struct compact_files make_compact_files(void)
+{
+    struct seed_files seed = make_seed_files(false);
+    struct compact_files f = {.s = seed.s};
+    f.t[COV_MU] = seed.t[COV_MU];
+    f.t[COV_C] = seed.t[COV_C];
+    f.t[COV_GAMMA] = alloc_or_exit(cov_gamma_diag_count(&f.s) * sizeof(float));
+    cov_gather_gamma(&f.s, seed.t[COV_GAMMA], f.t[COV_GAMMA]);
+    cov_symmetrize_gamma(&f.s, f.t[COV_GAMMA]);
+    struct rng r = rng_seeded(12);
+    f.t[COV_OUT] = filled(cov_out_count(&f.s, COV_FACTORED), &r, 0, 1);
+    free(seed.t[COV_GAMMA]);
+    free(seed.t[COV_OUT]);
+    return f;
+}
+
+static void free_compact_files(struct compact_files *f)
+{
+    for (int i = 0; i < COV_TENSOR_COUNT; i++)
+        free(f->t[i]);
+}
+
+/* |got - c0 * (S before + S)| beyond op_slow's float32 bound, S in float64 from the
+ * compact files (c0 = 1 for S itself): what every layout's result means. */
+static bool off_compact_gold(const struct compact_files *f, double got, double c0, int b, size_t q,
+                             size_t q2)
+{
+    const struct conv_shape *s = &f->s;
+    double mag;
+    const double sum = cov_sum_at(s, f->t[COV_MU], f->t[COV_GAMMA], b, q, q2, &mag);
+    const double was = f->t[COV_OUT][cov_out_factored_at(s, b, q, q2)];
+    return !(fabs(got - c0 * (was + sum)) <= slow_tolerance(s, fabs(c0) * (fabs(was) + mag)));
+}
+
 /* A file of the test's folder. */
 static const char *file_path(char *buf, size_t size, const char *name)
 {
@@ -545,19 +589,29 @@ static void write_npy_resized(const char *name, const float *data, int ndim,
     CHECK(truncate(path, st.st_size + extra) == 0);
 }
 
+/* The files of the seed's toy case, and of its compact set (mu is the same), in
+ * enum cov_tensor's order. */
+static const char *const seed_names[COV_TENSOR_COUNT] = {"mu.npy", "gamma.npy", "c.npy",
+                                                         "input.npy"};
+static const char *const compact_names[COV_TENSOR_COUNT] = {"mu.npy", "compact_gamma.npy",
+                                                            "compact_c.npy", "compact_input.npy"};
+
 /* The seed's toy case as mu.npy, gamma.npy, c.npy and input.npy, and files that must
  * be refused: a truncated gamma, a mu with more data than its header says, a mu with a
  * NaN, a mu of another batch, a c of another channel count, an input whose Ho x Wo fits
- * no square window (7x6) and one whose window would be even (6x6: k = 4). */
+ * no square window (7x6) and one whose window would be even (6x6: k = 4). The compact
+ * set (compact_names), and compact files that must be refused: a gamma of rank 5, a
+ * gamma whose blocks are 81 x 72 (W 8 where mu's is 9), an input of another batch, and
+ * a gamma with a NaN. */
 static void write_seed_toy_files(void)
 {
     CHECK(mkdir(COV_FILES_DIR, 0777) == 0 || errno == EEXIST);
     struct seed_files f = make_seed_files(true);
     const size_t mu[] = {2, 3, 9, 9}, gamma[] = {2, 3, 9, 9, 3, 9, 9}, c[] = {3};
-    write_npy("mu.npy", f.t[COV_MU], 4, mu);
-    write_npy("gamma.npy", f.t[COV_GAMMA], 7, gamma);
-    write_npy("c.npy", f.t[COV_C], 1, c);
-    write_npy("input.npy", f.t[COV_OUT], 7, seed_input_shape);
+    write_npy(seed_names[COV_MU], f.t[COV_MU], 4, mu);
+    write_npy(seed_names[COV_GAMMA], f.t[COV_GAMMA], 7, gamma);
+    write_npy(seed_names[COV_C], f.t[COV_C], 1, c);
+    write_npy(seed_names[COV_OUT], f.t[COV_OUT], 7, seed_input_shape);
     write_npy_resized("gamma_truncated.npy", f.t[COV_GAMMA], 7, gamma, -4);
     write_npy_resized("mu_lying.npy", f.t[COV_MU], 4, mu, 4);
     const size_t mu_b1[] = {1, 3, 9, 9}, c4[] = {4}, input_7x6[] = {2, 3, 7, 6, 3, 7, 6};
@@ -569,25 +623,59 @@ static void write_seed_toy_files(void)
     f.t[COV_MU][cov_mu_at(&f.s, 1, 2, 3 * 9 + 4)] = NAN;
     write_npy("mu_nan.npy", f.t[COV_MU], 4, mu);
     free_seed_files(&f);
+
+    struct compact_files g = make_compact_files();
+    const size_t gd[] = {2, 3, 9, 9, 9, 9};
+    write_npy(compact_names[COV_GAMMA], g.t[COV_GAMMA], 6, gd);
+    write_npy(compact_names[COV_C], g.t[COV_C], 1, c);
+    write_npy(compact_names[COV_OUT], g.t[COV_OUT], 5, compact_input_shape);
+    const size_t gd_5d[] = {2, 3, 81, 9, 9}, gd_9x8[] = {2, 3, 9, 9, 9, 8};
+    const size_t s_b1[] = {1, 7, 7, 7, 7};
+    write_npy("compact_gamma_5d.npy", g.t[COV_GAMMA], 5, gd_5d);
+    write_npy("compact_gamma_9x8.npy", g.t[COV_GAMMA], 6, gd_9x8);
+    write_npy("compact_input_b1.npy", g.t[COV_OUT], 5, s_b1);
+    g.t[COV_GAMMA][cov_gamma_diag_at(&g.s, 1, 2, 40, 41)] = NAN;
+    write_npy("compact_gamma_nan.npy", g.t[COV_GAMMA], 6, gd);
+    free_compact_files(&g);
 }
 
-/* Runs the lesson on the seed's toy files with one variant, the result into `out`;
+/* Runs the lesson on the files `names` (in enum cov_tensor's order, in the test's
+ * folder) with one variant (NULL: every one), the result into `out` (NULL: none);
  * returns its exit code (-1 when it did not exit). */
-static int run_lesson_on_files(const char *variant, const char *out)
+static int run_lesson_on(const char *const *names, const char *variant, const char *out)
 {
-    char mu[FILENAME_MAX], gamma[FILENAME_MAX], c[FILENAME_MAX], input[FILENAME_MAX];
-    char *argv[] = {LESSON_BIN, "--variant", (char *)variant, "--reps", "1", "--warmup", "0",
-                    "--mu", (char *)file_path(mu, sizeof mu, "mu.npy"),
-                    "--gamma", (char *)file_path(gamma, sizeof gamma, "gamma.npy"),
-                    "--c", (char *)file_path(c, sizeof c, "c.npy"),
-                    "--input", (char *)file_path(input, sizeof input, "input.npy"),
-                    "--output", (char *)out, NULL};
+    char flag[COV_TENSOR_COUNT][16], path[COV_TENSOR_COUNT][FILENAME_MAX];
+    /* The program, --reps and --warmup, --variant, the files, --output, the end. */
+    char *argv[1 + 4 + 2 + 2 * COV_TENSOR_COUNT + 2 + 1] = {LESSON_BIN, "--reps", "1", "--warmup",
+                                                            "0"};
+    int n = 5;
+    if (variant) {
+        argv[n++] = "--variant";
+        argv[n++] = (char *)variant;
+    }
+    for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+        snprintf(flag[i], sizeof flag[i], "--%s", cov_op_files[i].flag);
+        argv[n++] = flag[i];
+        argv[n++] = (char *)file_path(path[i], sizeof path[i], names[i]);
+    }
+    if (out) {
+        argv[n++] = "--output";
+        argv[n++] = (char *)out;
+    }
+    argv[n] = NULL;
     pid_t pid;
     int status;
     if (posix_spawn(&pid, LESSON_BIN, NULL, NULL, argv, environ) != 0 ||
         waitpid(pid, &status, 0) != pid)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A run that needs a GPU found none: ctest reports the case as skipped. */
+static void skip_without_gpu(int rc)
+{
+    if (rc == 77)
+        exit(77);
 }
 
 /* The variant's result file against op_slow of the files, and removed. */
@@ -597,9 +685,8 @@ static void check_round_trip(const char *variant, bool exact)
     snprintf(name, sizeof name, "out_%s.npy", variant);
     file_path(out, sizeof out, name);
     remove(out);
-    const int rc = run_lesson_on_files(variant, out);
-    if (rc == 77)
-        exit(77); /* no GPU: ctest reports the case as skipped */
+    const int rc = run_lesson_on(seed_names, variant, out);
+    skip_without_gpu(rc);
     CHECK(rc == 0);
     struct seed_files f = make_seed_files(true);
     struct npy_array got;
@@ -641,7 +728,7 @@ static void files_round_trip_gpu(void)
         snprintf(name, sizeof name, "out_%s.npy", symmetric[i]);
         file_path(out, sizeof out, name);
         remove(out);
-        CHECK(run_lesson_on_files(symmetric[i], out) == 1);
+        CHECK(run_lesson_on(seed_names, symmetric[i], out) == 1);
         CHECK(access(out, F_OK) != 0);
     }
 }
@@ -694,48 +781,6 @@ static void files_every_layout(void)
         free(written);
     }
     free_seed_files(&f);
-}
-
-/* The seed's toy as compact files (cov_op_compact_files, in enum cov_tensor's order):
- * mu, the diagonal blocks of gamma made symmetric (a covariance), c in [0.5, 2), and S
- * before the op in [0, 1). */
-struct compact_files {
-    struct conv_shape s;
-    float *t[COV_TENSOR_COUNT];
-};
-
-static struct compact_files make_compact_files(void)
-{
-    struct seed_files seed = make_seed_files(false);
-    struct compact_files f = {.s = seed.s};
-    f.t[COV_MU] = seed.t[COV_MU];
-    f.t[COV_C] = seed.t[COV_C];
-    f.t[COV_GAMMA] = alloc_or_exit(cov_gamma_diag_count(&f.s) * sizeof(float));
-    cov_gather_gamma(&f.s, seed.t[COV_GAMMA], f.t[COV_GAMMA]);
-    cov_symmetrize_gamma(&f.s, f.t[COV_GAMMA]);
-    struct rng r = rng_seeded(12);
-    f.t[COV_OUT] = filled(cov_out_count(&f.s, COV_FACTORED), &r, 0, 1);
-    free(seed.t[COV_GAMMA]);
-    free(seed.t[COV_OUT]);
-    return f;
-}
-
-static void free_compact_files(struct compact_files *f)
-{
-    for (int i = 0; i < COV_TENSOR_COUNT; i++)
-        free(f->t[i]);
-}
-
-/* |got - c0 * (S before + S)| beyond op_slow's float32 bound, S in float64 from the
- * compact files (c0 = 1 for S itself): what every layout's result means. */
-static bool off_compact_gold(const struct compact_files *f, double got, double c0, int b, size_t q,
-                             size_t q2)
-{
-    const struct conv_shape *s = &f->s;
-    double mag;
-    const double sum = cov_sum_at(s, f->t[COV_MU], f->t[COV_GAMMA], b, q, q2, &mag);
-    const double was = f->t[COV_OUT][cov_out_factored_at(s, b, q, q2)];
-    return !(fabs(got - c0 * (was + sum)) <= slow_tolerance(s, fabs(c0) * (fabs(was) + mag)));
 }
 
 /* Each layout from the compact files (what the harness does before a run): the run's
@@ -805,6 +850,56 @@ static void compact_files_every_layout(void)
     free_compact_files(&f);
 }
 
+/* The seed's loops on the compact files: they run on the full tensors the files stand
+ * for and pass their check. */
+static void compact_files_cpu(void)
+{
+    CHECK(run_lesson_on(compact_names, "cpu_loops", NULL) == 0);
+    CHECK(run_lesson_on(compact_names, "cpu_openmp", NULL) == 0);
+}
+
+/* Every variant passes its check on the compact files (their gamma is symmetric), and
+ * each of the factored layout writes S after the op, within op_slow's float32 bound of
+ * S before + S in float64 from the files. */
+static void compact_files_round_trip_gpu(void)
+{
+    const int all = run_lesson_on(compact_names, NULL, NULL);
+    skip_without_gpu(all);
+    CHECK(all == 0);
+    const char *writers[] = {"factored", "factored_symmetric", "channels_summed_factored",
+                             "channels_summed_symmetric"};
+    struct compact_files f = make_compact_files();
+    const size_t Q = cov_out_positions(&f.s);
+    for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++) {
+        char out[FILENAME_MAX], name[64];
+        snprintf(name, sizeof name, "out_compact_%s.npy", writers[i]);
+        file_path(out, sizeof out, name);
+        remove(out);
+        const int rc = run_lesson_on(compact_names, writers[i], out);
+        skip_without_gpu(rc);
+        CHECK(rc == 0);
+        struct npy_array got;
+        char err[512];
+        const bool read = npy_read(out, &got, err, sizeof err);
+        const bool shaped = read && got.ndim == 5 &&
+                            memcmp(got.shape, compact_input_shape, sizeof compact_input_shape) == 0;
+        CHECK(shaped);
+        size_t bad = 0;
+        for (int b = 0; shaped && b < f.s.n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++)
+                    bad += off_compact_gold(&f, got.data[cov_out_factored_at(&f.s, b, q, q2)], 1.0,
+                                            b, q, q2);
+        if (bad)
+            fprintf(stderr, "%s: %zu entries of %s are not S before + S\n", writers[i], bad, out);
+        CHECK(bad == 0);
+        if (read)
+            npy_free(&got);
+        remove(out);
+    }
+    free_compact_files(&f);
+}
+
 /* The files' dimensions give the shape, and tensors of the sizes the op indexes in each
  * file set's layout; the sets name the same flags in the same order, and differ in rank. */
 static void files_give_the_shape(void)
@@ -863,6 +958,8 @@ static const struct unit_case cases[] = {
     {"files_every_layout", files_every_layout},
     {"files_give_the_shape", files_give_the_shape},
     {"compact_files_every_layout", compact_files_every_layout},
+    {"compact_files_cpu", compact_files_cpu},
+    {"compact_files_round_trip_gpu", compact_files_round_trip_gpu},
 };
 
 UNIT_MAIN(cases)
