@@ -45,7 +45,7 @@ static const struct option run_options[] = {
 };
 #define RUN_FLAGS (sizeof run_options / sizeof run_options[0])
 
-/* The convolution's data flags; an op reads its own files (op.files), written with
+/* The convolution's data flags; an op reads its own files (op.file_sets), written with
  * --output. */
 static const struct option conv_data_options[] = {
     {"input", required_argument, NULL, FLAG_INPUT},
@@ -176,33 +176,66 @@ static void print_variants(const struct lesson *lesson)
     printf("memory and the size), 77 no usable GPU.\n");
 }
 
-/* An op's files, as it declares them (op.files). */
+/* The variants that can write a set's files after their run, after `indent` spaces,
+ * wrapped before column HELP_COLUMNS. */
+#define HELP_COLUMNS 100
+static void print_writers(const struct lesson *lesson, const struct op_file_set *set, int indent)
+{
+    char writers[1024];
+    op_files_writers(lesson->op, set, writers, sizeof writers);
+    int column = printf("%*sonly by --variant", indent, "");
+    for (const char *word = writers; *word;) {
+        const int len = (int)strcspn(word, " ");
+        if (column + 1 + len >= HELP_COLUMNS)
+            column = printf("\n%*s", indent, "") - 1;
+        else
+            column += printf(" ");
+        column += printf("%.*s", len, word);
+        word += len + (word[len] == ' ');
+    }
+    printf("\n");
+}
+
+/* An op's files, as it declares them (op.file_sets), set by set. */
 static void print_op_files_help(const struct lesson *lesson)
 {
     const struct op *op = lesson->op;
-    if (!op->file_count)
+    if (!op->file_set_count)
         return;
+    const bool several = op->file_set_count > 1;
     printf("data (NumPy .npy, little-endian float32, C order; all of them or none: the problem\n");
-    printf("follows their shapes, and the check their values):\n");
-    for (int i = 0; i < op->file_count; i++) {
-        char flag[64], dims[256];
-        snprintf(flag, sizeof flag, "--%s FILE", op->files[i].flag);
-        op_file_dims(op, &op->files[i], dims, sizeof dims);
-        printf("  %-18s %s: %s\n", flag, dims, op->files[i].help);
+    printf("follows their shapes, and the check their values)");
+    if (several)
+        printf(",\nin one of %d layouts, told apart by the files' ranks", op->file_set_count);
+    printf(":\n");
+    const struct conv_shape *shape = &lesson_find_preset(lesson, lesson->default_preset)->shape;
+    const int indent = several ? 4 : 2, width = 18 - (indent - 2);
+    for (int k = 0; k < op->file_set_count; k++) {
+        const struct op_file_set *set = &op->file_sets[k];
+        if (several)
+            printf("  in %s:\n", set->name);
+        for (int i = 0; i < set->file_count; i++) {
+            char flag[64], dims[256];
+            snprintf(flag, sizeof flag, "--%s FILE", set->files[i].flag);
+            op_file_dims(op, &set->files[i], dims, sizeof dims);
+            printf("%*s%-*s %s: %s\n", indent, "", width, flag, dims, set->files[i].help);
+        }
+        printf("%*s%-*s --%s after the run of --variant NAME, in its shape\n", indent, "", width,
+               "--output FILE", set->files[op_written_file(op, set, shape)].flag);
+        if (set->writes)
+            print_writers(lesson, set, indent + width + 1);
     }
-    const int w = op_written_file(op, &lesson_find_preset(lesson, lesson->default_preset)->shape);
-    printf("  --output FILE      --%s after the run of --variant NAME, in its shape\n\n",
-           op->files[w].flag);
+    printf("\n");
 }
 
 /* An op's problem flags: the same names, read as its page says (op.shape_help). */
 static void print_op_help(const struct lesson *lesson)
 {
     const struct op *op = lesson->op;
-    if (op->file_count) {
+    if (op_file_count(op)) {
         printf("       %s", lesson->name);
-        for (int i = 0; i < op->file_count; i++)
-            printf(" --%s FILE.npy", op->files[i].flag);
+        for (int i = 0; i < op_file_count(op); i++)
+            printf(" --%s FILE.npy", op_file_flag(op, i));
         printf("\n%*s[--variant NAME --output FILE.npy]\n", (int)strlen(lesson->name) + 8, "");
     }
     printf("\nproblem (default: --preset %s; %s):\n", lesson->default_preset,
@@ -320,8 +353,8 @@ static enum cli_status check_outputs(const struct lesson *lesson, const struct o
     memcpy(inputs, conv_inputs, sizeof conv_inputs);
     size_t count = sizeof conv_inputs / sizeof conv_inputs[0];
     char op_flag[OP_MAX_TENSORS][64]; /* "--mu" */
-    for (int i = 0; lesson->op && i < lesson->op->file_count; i++) {
-        snprintf(op_flag[i], sizeof op_flag[i], "--%s", lesson->op->files[i].flag);
+    for (int i = 0; lesson->op && i < op_file_count(lesson->op); i++) {
+        snprintf(op_flag[i], sizeof op_flag[i], "--%s", op_file_flag(lesson->op, i));
         inputs[count++] = (struct file_arg){op_flag[i], o->op_file_path[i]};
     }
     char err[USAGE_ERROR_SIZE];
@@ -364,7 +397,7 @@ static enum cli_status check_op_files(const struct lesson *lesson, const struct 
 {
     const struct op *op = lesson->op;
     int given = -1, missing = -1;
-    for (int i = 0; i < op->file_count; i++) {
+    for (int i = 0; i < op_file_count(op); i++) {
         if (o->op_file_path[i] && given < 0)
             given = i;
         if (!o->op_file_path[i] && missing < 0)
@@ -376,10 +409,10 @@ static enum cli_status check_op_files(const struct lesson *lesson, const struct 
         return o->output_path ? usage_error("--output needs the files %s", all) : CLI_RUN;
     if (missing >= 0)
         return usage_error("--%s needs --%s FILE.npy: %s reads %s together",
-                           op->files[given].flag, op->files[missing].flag, lesson->name, all);
+                           op_file_flag(op, given), op_file_flag(op, missing), lesson->name, all);
     if (o->preset || shape_flag)
         return usage_error("--%s takes the problem from its files: drop %s",
-                           op->files[given].flag, o->preset ? "--preset" : shape_flag);
+                           op_file_flag(op, given), o->preset ? "--preset" : shape_flag);
     if (o->output_path && !o->variant)
         return usage_error("--output needs --variant NAME: it writes what one variant computed");
     return CLI_RUN;
@@ -496,10 +529,10 @@ static void flag_table(const struct lesson *lesson, struct option *flags)
     for (int i = 0; op && i < op->param_count; i++)
         flags[n++] = (struct option){op->params[i].flag, required_argument, NULL,
                                      FLAG_OP_PARAM + i};
-    for (int i = 0; op && i < op->file_count; i++)
-        flags[n++] = (struct option){op->files[i].flag, required_argument, NULL,
-                                     FLAG_OP_FILE + i};
-    if (op && op->file_count)
+    for (int i = 0; op && i < op_file_count(op); i++)
+        flags[n++] =
+            (struct option){op_file_flag(op, i), required_argument, NULL, FLAG_OP_FILE + i};
+    if (op && op_file_count(op))
         flags[n++] = op_output_option;
     flags[n] = (struct option){NULL, 0, NULL, 0};
 }
@@ -614,7 +647,7 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         o->preset = "custom";
         return CLI_RUN;
     }
-    if (lesson->op && lesson->op->file_count && o->op_file_path[0]) {
+    if (lesson->op && op_file_count(lesson->op) && o->op_file_path[0]) {
         o->mode = MODE_NPY; /* the shape comes from the files (op_files.h) */
         o->preset = "custom";
         return CLI_RUN;

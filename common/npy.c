@@ -293,35 +293,36 @@ static bool read_header(FILE *f, const char *path, struct npy_header *h, long *d
     return true;
 }
 
-bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
+/* Opens path and checks all but the values: the header, the dtype, the order and the
+ * data's length; the stream is left at the data. NULL after one line in err. */
+static FILE *open_checked(const char *path, struct npy_header *h, size_t *count, char *err,
+                          size_t err_size)
 {
-    memset(a, 0, sizeof *a);
     FILE *f = open_input_file(path, 0, err, err_size);
     if (!f)
-        return false;
+        return NULL;
 
-    struct npy_header h;
     long data_start = 0;
-    if (!read_header(f, path, &h, &data_start, err, err_size)) {
+    if (!read_header(f, path, h, &data_start, err, err_size)) {
         fclose(f);
-        return false;
+        return NULL;
     }
     char shape_text[NPY_SHAPE_TEXT_SIZE];
-    npy_format_shape(shape_text, sizeof shape_text, h.ndim, h.shape);
-    size_t count;
+    npy_format_shape(shape_text, sizeof shape_text, h->ndim, h->shape);
     bool ok = false;
-    if (strcmp(h.descr, NPY_DTYPE) != 0)
-        file_error(err, err_size, path, "dtype is '%s', expected '%s' (float32)", h.descr, NPY_DTYPE);
-    else if (h.fortran_order)
+    if (strcmp(h->descr, NPY_DTYPE) != 0)
+        file_error(err, err_size, path, "dtype is '%s', expected '%s' (float32)", h->descr,
+                   NPY_DTYPE);
+    else if (h->fortran_order)
         file_error(err, err_size, path,
              "fortran_order is True: only C-order arrays are read (np.ascontiguousarray)");
-    else if (!shape_count(h.ndim, h.shape, &count))
+    else if (!shape_count(h->ndim, h->shape, count))
         file_error(err, err_size, path, "shape %s has too many elements", shape_text);
     else
         ok = true;
     if (!ok) {
         fclose(f);
-        return false;
+        return NULL;
     }
 
     /* Compare the data length with the shape before allocating: a lying header
@@ -331,16 +332,43 @@ bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
         file_size = ftell(f);
     if (file_size < 0 || fseek(f, data_start, SEEK_SET) != 0) {
         fclose(f);
-        return file_error(err, err_size, path, "cannot seek: %s", strerror(errno));
+        file_error(err, err_size, path, "cannot seek: %s", strerror(errno));
+        return NULL;
     }
-    size_t need = count * sizeof(float);
+    size_t need = *count * sizeof(float);
     size_t have = file_size > data_start ? (size_t)(file_size - data_start) : 0;
     if (have != need) {
         fclose(f);
         const char *why = have < need ? "file truncated" : "header does not match data";
-        return file_error(err, err_size, path, "data is %zu bytes but shape %s needs %zu (%s)", have,
-                    shape_text, need, why);
+        file_error(err, err_size, path, "data is %zu bytes but shape %s needs %zu (%s)", have,
+                   shape_text, need, why);
+        return NULL;
     }
+    return f;
+}
+
+bool npy_read_shape(const char *path, int *ndim, size_t *shape, char *err, size_t err_size)
+{
+    struct npy_header h;
+    size_t count;
+    FILE *f = open_checked(path, &h, &count, err, err_size);
+    if (!f)
+        return false;
+    fclose(f);
+    *ndim = h.ndim;
+    memcpy(shape, h.shape, sizeof h.shape[0] * (size_t)h.ndim);
+    return true;
+}
+
+bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size)
+{
+    memset(a, 0, sizeof *a);
+    struct npy_header h;
+    size_t count;
+    FILE *f = open_checked(path, &h, &count, err, err_size);
+    if (!f)
+        return false;
+    const size_t need = count * sizeof(float);
 
     float *data = NULL;
     if (count > 0) {

@@ -20,6 +20,9 @@ struct npy_array {
  * that is not a regular one, a bad header, a length that does not match the shape,
  * a NaN or infinite element (named by its index). */
 bool npy_read(const char *path, struct npy_array *a, char *err, size_t err_size);
+/* The shape of a file npy_read would read, from its header alone: every check of
+ * npy_read but the values' (NaN, infinity), with the same error line. */
+bool npy_read_shape(const char *path, int *ndim, size_t *shape, char *err, size_t err_size);
 /* Writes through a temporary file renamed into place: no half-written file. */
 bool npy_write(const char *path, const float *data, int ndim, const size_t *shape,
                char *err, size_t err_size);

@@ -25,6 +25,7 @@
 #define OP_MAX_PARAMS 4
 #define OP_MAX_FILE_DIMS 8 /* NPY_MAX_DIMS */
 #define OP_MAX_DIM_NAMES 16
+#define OP_MAX_FILE_SETS 8
 
 /* A number the op reads from a flag of its own (lesson 11's --threshold). Its value
  * reaches the op's callbacks and every run as param[i], and the CSV's params column as
@@ -36,15 +37,43 @@ struct op_param {
     bool integer;
 };
 
-/* A tensor of the op's file layout read from a NumPy .npy file (--<flag> FILE.npy) and,
- * when the op writes it, written with --output. Its shape is a list of the op's named
- * dimensions (op.dim_names): a name stands for one size in every file, so the files
- * must agree, and the problem's shape follows from them (op.shape_of_files). */
+/* A tensor of one of the op's file sets read from a NumPy .npy file (--<flag> FILE.npy)
+ * and, when the op writes it, written with --output. Its shape is a list of the op's
+ * named dimensions (op.dim_names): a name stands for one size in every file, so the
+ * files must agree, and the problem's shape follows from them (shape_of_files). */
 struct op_file {
     const char *flag; /* without the leading "--": the name the op's users give the tensor */
     const char *help; /* one line for --help */
     int rank;
     int dim[OP_MAX_FILE_DIMS]; /* indices into op.dim_names */
+};
+
+/* .npy files in and out (op_files.h): the tensors of one layout the op's users hold
+ * (lesson 10's: the seed's 7-D tensors, or their channel-diagonal blocks). files[i] is
+ * tensor i of `layout`, exactly one of them written. Every set of an op names the same
+ * flags in the same order, and no two sets have the same rank for every file: the
+ * ranks of the files a user gives pick the set. */
+struct op_file_set {
+    const char *name; /* "the seed's layout": for --help and errors */
+    const struct op_file *files;
+    int file_count; /* every tensor of `layout` */
+    int layout;
+    /* The shape of files whose dimensions have these sizes (dim[i] is dim_names[i]'s,
+     * 1..INT_MAX for every name a file uses); false when there is none, with one line
+     * in why and *culprit the file to name. op.shape_problem is asked too. */
+    bool (*shape_of_files)(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
+                           size_t why_size);
+    /* One buffer set's tensors in a layout from the files' values (file, in this set's
+     * layout), as draw fills them (NaN wherever the op must not write). */
+    void (*from_files)(const struct conv_shape *s, int layout, void *const *file,
+                       void *const *tensor);
+    /* The written tensor of `file` (the files' values) updated in place to its value
+     * after a run in a layout whose written tensors are `after`. */
+    void (*to_files)(const struct conv_shape *s, int layout, void *const *file, void *const *after);
+    /* Optional: whether to_files can write back a run in `layout` (NULL: every layout
+     * can), and why the others cannot, for the error line of --output. */
+    bool (*writes)(int layout);
+    const char *writes_why;
 };
 
 /* An op's layouts are its own: an index into op.layout_names. */
@@ -145,28 +174,13 @@ struct op {
     double (*min_bytes)(const struct conv_shape *s, int layout);
     double (*flops)(const struct conv_shape *s, int layout);
 
-    /* Optional, .npy files in and out (op_files.h): files[i] is tensor i of file_layout,
-     * the layout the op's users hold (lesson 10's: the seed's 7-D tensors), exactly one
-     * of them written. Given, they are all given together; the shape follows from them,
-     * buffer set 0 holds their values in each variant's layout, and --output writes the
-     * written one after the checked run of the variant --variant names. */
-    const struct op_file *files;
-    int file_count; /* every tensor of file_layout */
-    int file_layout;
+    /* Optional, .npy files in and out (op_file_set): given, they are all given together
+     * and take the place of the shape flags; buffer set 0 holds their values in each
+     * variant's layout, and --output writes the written one after the checked run of
+     * the variant --variant names. */
+    const struct op_file_set *file_sets;
+    int file_set_count;           /* at most OP_MAX_FILE_SETS */
     const char *const *dim_names; /* at most OP_MAX_DIM_NAMES, for --help and errors */
-    /* The shape of files whose dimensions have these sizes (dim[i] is dim_names[i]'s,
-     * 1..INT_MAX for every name a file uses); false when there is none, with one line in why and *culprit the
-     * file to name. op.shape_problem is asked too. */
-    bool (*shape_of_files)(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
-                           size_t why_size);
-    /* One buffer set's tensors in a layout from the files' values (file, in
-     * file_layout), as draw fills them (NaN wherever the op must not write). */
-    void (*from_files)(const struct conv_shape *s, int layout, void *const *file,
-                       void *const *tensor);
-    /* The written tensor of `file` (the files' values) updated in place to its value
-     * after a run in a layout whose written tensors are `after`. */
-    void (*to_files)(const struct conv_shape *s, int layout, void *const *file,
-                     void *const *after);
 };
 
 #endif

@@ -62,7 +62,7 @@ static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set
                      void *const *host)
 {
     if (set == 0 && r->opts.mode == MODE_NPY) {
-        r->op->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
+        r->files.set->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
         return true;
     }
     uint64_t seed = r->opts.seed + (uint64_t)set * SET_SEED_STRIDE;
@@ -517,7 +517,7 @@ static void print_problem(const struct op_run *r)
     if (files) {
         char list[256];
         op_files_list(r->op, list, sizeof list);
-        printf(" | data: %s", list);
+        printf(" | data: %s in %s", list, r->files.set->name);
     }
     printf(" | seed %llu | check: %s\n", (unsigned long long)r->opts.seed,
            !r->opts.verify ? "off (--no-verify)"
@@ -526,11 +526,22 @@ static void print_problem(const struct op_run *r)
                            : "against float64 of the inputs as drawn");
 }
 
+/* .npy mode: the set the files' ranks pick, --output checked against it before their
+ * data is read, then the files; false after one error line. */
+static bool read_files(struct op_run *r)
+{
+    const char *const *path = r->opts.op_file_path;
+    const struct op_file_set *set = op_files_pick_set(r->op, path);
+    return set &&
+           (!r->opts.output_path ||
+            op_files_check_output(r->op, set, r->opts.variant, r->opts.output_path)) &&
+           op_files_read(r->op, set, path, r->opts.param, &r->opts.shape, &r->files);
+}
+
 /* The run after the flags: the files read (.npy mode), the GPU if a variant needs one. */
 static int run_op(struct op_run *r)
 {
-    if (r->opts.mode == MODE_NPY && !op_files_read(r->op, r->opts.op_file_path, r->opts.param,
-                                                   &r->opts.shape, &r->files))
+    if (r->opts.mode == MODE_NPY && !read_files(r))
         return EXIT_USAGE;
     r->frames = r->op->frames ? r->op->frames(&r->opts.shape) : 0;
     int rc = check_named_variant(r);

@@ -76,6 +76,14 @@ static void check_rejected(const char *path, const char *what)
     CHECK(a.data == NULL);
     if (!strstr(err, what))
         fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+    /* The header alone: the same line, unless what is wrong is a value. */
+    int ndim;
+    size_t shape[NPY_MAX_DIMS];
+    char shape_err[ERR_SIZE] = "";
+    if (npy_read_shape(path, &ndim, shape, shape_err, sizeof shape_err))
+        CHECK(strstr(err, "inputs must be finite numbers") != NULL);
+    else
+        CHECK(strcmp(shape_err, err) == 0);
 }
 
 static void check_round_trip(const char *stem, int ndim, const size_t *shape)
@@ -103,6 +111,12 @@ static void check_round_trip(const char *stem, int ndim, const size_t *shape)
     CHECK(a.data != NULL && memcmp(a.data, data, count * sizeof(float)) == 0);
     npy_free(&a);
     CHECK(a.data == NULL && a.count == 0);
+    int header_ndim = -1;
+    size_t header_shape[NPY_MAX_DIMS];
+    CHECK(npy_read_shape(name, &header_ndim, header_shape, err, sizeof err));
+    CHECK(header_ndim == ndim);
+    for (int i = 0; i < ndim && header_ndim == ndim; i++)
+        CHECK(header_shape[i] == shape[i]);
     free(data);
     remove(name);
 }

@@ -78,15 +78,37 @@ void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *co
 const char *const cov_dim_names[COV_DIM_COUNT] = {"B", "Ci", "Co", "H", "W", "Ho", "Wo"};
 
 const struct op_file cov_op_files[COV_TENSOR_COUNT] = {
-    [COV_MU] = {"mu", "the mean of the layer's input", 4,
+    [COV_MU] = {"mu",
+                "the mean of the layer's input",
+                4,
                 {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W}},
-    [COV_GAMMA] = {"gamma", "its covariance (blocks ci = ci' read)", 7,
-                   {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W, COV_DIM_CI, COV_DIM_H,
-                    COV_DIM_W}},
+    [COV_GAMMA] = {"gamma",
+                   "its covariance (blocks ci = ci' read)",
+                   7,
+                   {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W, COV_DIM_CI, COV_DIM_H, COV_DIM_W}},
     [COV_C] = {"c", "a factor per output channel", 1, {COV_DIM_CO}},
-    [COV_OUT] = {"input", "the seed's input, added to (Ho = H-k+1)", 7,
+    [COV_OUT] = {"input",
+                 "the seed's input, added to (Ho = H-k+1)",
+                 7,
                  {COV_DIM_B, COV_DIM_CO, COV_DIM_HO, COV_DIM_WO, COV_DIM_CO, COV_DIM_HO,
                   COV_DIM_WO}},
+};
+
+/* --mu and --c as in the seed's layout. */
+const struct op_file cov_op_compact_files[COV_TENSOR_COUNT] = {
+    [COV_MU] = {"mu",
+                "the mean of the layer's input",
+                4,
+                {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W}},
+    [COV_GAMMA] = {"gamma",
+                   "its diagonal blocks gamma[b, ci, :, :, ci, :, :]",
+                   6,
+                   {COV_DIM_B, COV_DIM_CI, COV_DIM_H, COV_DIM_W, COV_DIM_H, COV_DIM_W}},
+    [COV_C] = {"c", "a factor per output channel", 1, {COV_DIM_CO}},
+    [COV_OUT] = {"input",
+                 "S, added to: the seed's input is c (x) S",
+                 5,
+                 {COV_DIM_B, COV_DIM_HO, COV_DIM_WO, COV_DIM_HO, COV_DIM_WO}},
 };
 
 bool cov_op_shape_of_files(const size_t *dim, struct conv_shape *s, int *culprit, char *why,
@@ -161,6 +183,72 @@ void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
     }
     }
 }
+
+/* ob[b][c0] = c[c0] * s[b]: the blocks the factored layout's s stands for. */
+static void scale_blocks(const struct conv_shape *s, const float *c, const float *sum, float *ob)
+{
+    const size_t Q = cov_out_positions(s);
+    for (int b = 0; b < s->n; b++)
+        for (int c0 = 0; c0 < s->cout; c0++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++)
+                    ob[cov_out_blocks_at(s, b, c0, q, q2)] =
+                        c[c0] * sum[cov_out_factored_at(s, b, q, q2)];
+}
+
+void cov_op_from_compact_files(const struct conv_shape *s, int layout, void *const *file,
+                               void *const *tensor)
+{
+    memcpy(tensor[COV_MU], file[COV_MU], cov_mu_count(s) * sizeof(float));
+    memcpy(tensor[COV_C], file[COV_C], cov_c_count(s) * sizeof(float));
+    if (layout == COV_FACTORED) {
+        memcpy(tensor[COV_GAMMA], file[COV_GAMMA], cov_gamma_diag_count(s) * sizeof(float));
+        memcpy(tensor[COV_OUT], file[COV_OUT], cov_out_count(s, COV_FACTORED) * sizeof(float));
+        return;
+    }
+    if (layout == COV_BLOCKS) {
+        memcpy(tensor[COV_GAMMA], file[COV_GAMMA], cov_gamma_diag_count(s) * sizeof(float));
+        scale_blocks(s, file[COV_C], file[COV_OUT], tensor[COV_OUT]);
+        return;
+    }
+    float *ob = alloc_out_blocks(s);
+    scale_blocks(s, file[COV_C], file[COV_OUT], ob);
+    lay_out_full(s, file[COV_GAMMA], ob, tensor);
+    free(ob);
+}
+
+void cov_op_to_compact_files(const struct conv_shape *s, int layout, void *const *file,
+                             void *const *after)
+{
+    (void)layout; /* COV_FACTORED: cov_op_writes_compact */
+    memcpy(file[COV_OUT], after[COV_OUT], cov_out_count(s, COV_FACTORED) * sizeof(float));
+}
+
+bool cov_op_writes_compact(int layout)
+{
+    return layout == COV_FACTORED;
+}
+
+const struct op_file_set cov_file_sets[COV_FILE_SET_COUNT] = {
+    [COV_FILES_SEED] = {.name = "the seed's layout",
+                        .files = cov_op_files,
+                        .file_count = COV_TENSOR_COUNT,
+                        .layout = COV_FULL,
+                        .shape_of_files = cov_op_shape_of_files,
+                        .from_files = cov_op_from_files,
+                        .to_files = cov_op_to_files},
+    [COV_FILES_COMPACT] =
+        {.name = "the compact layout",
+         .files = cov_op_compact_files,
+         .file_count = COV_TENSOR_COUNT,
+         .layout = COV_FACTORED,
+         .shape_of_files = cov_op_shape_of_files,
+         .from_files = cov_op_from_compact_files,
+         .to_files = cov_op_to_compact_files,
+         .writes = cov_op_writes_compact,
+         .writes_why = "--input after the run is S alone, which layouts full and blocks hold only "
+                       "multiplied by c[c0]"},
+};
 
 /* Where output (b, c0, q, q') lives in the layout; c0 is ignored by the factored one. */
 static size_t out_at(const struct conv_shape *s, int layout, int b, int c0, size_t q, size_t q2)

@@ -23,7 +23,7 @@ void cov_op_draw(const struct conv_shape *s, int layout, uint64_t seed, void *co
  * COV_CHECK_MAX_TERMS window terms, else the rows q of a sample (every q', every c0, the
  * first and last rows included); and in the full layout every entry outside the blocks
  * still NaN. */
-/* .npy files (op.files): the seed's tensors in the full layout, flags named as the seed
+/* .npy files (op.file_sets): the seed's tensors in the full layout, flags named as the seed
  * names them (--mu, --gamma, --c, and --input for the output it adds to), their shapes
  * in these dimensions. The window k is H - Ho + 1 (= W - Wo + 1), odd in
  * 1..MAX_KSIZE as --ksize is. */
@@ -43,6 +43,26 @@ void cov_op_from_files(const struct conv_shape *s, int layout, void *const *file
  * other entry as it was. */
 void cov_op_to_files(const struct conv_shape *s, int layout, void *const *file,
                      void *const *after);
+/* The compact files, by the same flags: what the op reads and the factored output, the
+ * tensors of COV_FACTORED byte for byte. --mu (B, Ci, H, W) and --c (Co,) as above,
+ * --gamma (B, Ci, H, W, H, W) the diagonal blocks gd, --input (B, Ho, Wo, Ho, Wo) S before
+ * the op. They stand for the seed's tensors with the diagonal blocks gd and c[c0]*S (the
+ * factored layout's out = c (x) S), which the op makes c (x) (S + its sum). */
+extern const struct op_file cov_op_compact_files[COV_TENSOR_COUNT];
+/* A layout's tensors from the compact files' values, meaning the same: the factored
+ * layout's as they are; the blocks layout's output block c0 = c[c0]*S (rounded to
+ * float32); the full layout's the same blocks scattered, gamma's too, every other entry
+ * NaN, as drawn. */
+void cov_op_from_compact_files(const struct conv_shape *s, int layout, void *const *file,
+                               void *const *tensor);
+/* The compact files' output (file[COV_OUT], S) after a run in the factored layout, the
+ * one layout that holds S itself (cov_op_writes_compact). */
+void cov_op_to_compact_files(const struct conv_shape *s, int layout, void *const *file,
+                             void *const *after);
+bool cov_op_writes_compact(int layout);
+/* The op's file sets (op.file_sets): the seed's layout, then the compact one. */
+enum cov_file_set { COV_FILES_SEED, COV_FILES_COMPACT, COV_FILE_SET_COUNT };
+extern const struct op_file_set cov_file_sets[COV_FILE_SET_COUNT];
 
 struct check_result cov_op_check(const struct conv_shape *s, int layout, void *const *before,
                                  void *const *after);

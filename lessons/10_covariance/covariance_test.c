@@ -3,8 +3,9 @@
  * never read or written, the box-filter order of the GPU kernels (box_tile.cuh)
  * computes the same sums, and shapes without an output are refused. The seed's toy
  * case as .npy files (COV_FILES_DIR) through the executable (LESSON_BIN): the result
- * file is what op_slow makes of them; the GPU variants' round trip is the one case
- * that needs a GPU. */
+ * file is what op_slow makes of them; its compact files (the diagonal blocks and S) mean
+ * the same in every layout, and S comes back from the factored one. The GPU variants'
+ * round trips are the cases that need a GPU. */
 #define _POSIX_C_SOURCE 200809L /* posix_spawn, truncate */
 #include <errno.h>
 #include <math.h>
@@ -455,6 +456,7 @@ static void op_draw_symmetric(void)
  * c random in [0.5, 2): a c that is dropped or misplaced shows. */
 static const struct conv_shape seed_toy = {.n = 2, .cin = 3, .cout = 3, .h = 9, .w = 9, .ksize = 3};
 static const size_t seed_input_shape[] = {2, 3, 7, 7, 3, 7, 7};
+static const size_t compact_input_shape[] = {2, 7, 7, 7, 7};
 
 struct seed_files {
     struct conv_shape s;
@@ -517,6 +519,48 @@ static size_t mismatches_against_slow(const struct seed_files *f, const float *g
     return bad;
 }
 
+/* The seed's toy as compact files (cov_op_compact_files, in enum cov_tensor's order):
+ * mu, the diagonal blocks of gamma made symmetric (a covariance), c in [0.5, 2), and S
+ * before the op in [0, 1). */
+struct compact_files {
+    struct conv_shape s;
+    float *t[COV_TENSOR_COUNT];
+};
+
+static struct compact_files make_compact_files(void)
+{
+    struct seed_files seed = make_seed_files(false);
+    struct compact_files f = {.s = seed.s};
+    f.t[COV_MU] = seed.t[COV_MU];
+    f.t[COV_C] = seed.t[COV_C];
+    f.t[COV_GAMMA] = alloc_or_exit(cov_gamma_diag_count(&f.s) * sizeof(float));
+    cov_gather_gamma(&f.s, seed.t[COV_GAMMA], f.t[COV_GAMMA]);
+    cov_symmetrize_gamma(&f.s, f.t[COV_GAMMA]);
+    struct rng r = rng_seeded(12);
+    f.t[COV_OUT] = filled(cov_out_count(&f.s, COV_FACTORED), &r, 0, 1);
+    free(seed.t[COV_GAMMA]);
+    free(seed.t[COV_OUT]);
+    return f;
+}
+
+static void free_compact_files(struct compact_files *f)
+{
+    for (int i = 0; i < COV_TENSOR_COUNT; i++)
+        free(f->t[i]);
+}
+
+/* |got - c0 * (S before + S)| beyond op_slow's float32 bound, S in float64 from the
+ * compact files (c0 = 1 for S itself): what every layout's result means. */
+static bool off_compact_gold(const struct compact_files *f, double got, double c0, int b, size_t q,
+                             size_t q2)
+{
+    const struct conv_shape *s = &f->s;
+    double mag;
+    const double sum = cov_sum_at(s, f->t[COV_MU], f->t[COV_GAMMA], b, q, q2, &mag);
+    const double was = f->t[COV_OUT][cov_out_factored_at(s, b, q, q2)];
+    return !(fabs(got - c0 * (was + sum)) <= slow_tolerance(s, fabs(c0) * (fabs(was) + mag)));
+}
+
 /* A file of the test's folder. */
 static const char *file_path(char *buf, size_t size, const char *name)
 {
@@ -545,19 +589,29 @@ static void write_npy_resized(const char *name, const float *data, int ndim,
     CHECK(truncate(path, st.st_size + extra) == 0);
 }
 
+/* The files of the seed's toy case, and of its compact set (mu is the same), in
+ * enum cov_tensor's order. */
+static const char *const seed_names[COV_TENSOR_COUNT] = {"mu.npy", "gamma.npy", "c.npy",
+                                                         "input.npy"};
+static const char *const compact_names[COV_TENSOR_COUNT] = {"mu.npy", "compact_gamma.npy",
+                                                            "compact_c.npy", "compact_input.npy"};
+
 /* The seed's toy case as mu.npy, gamma.npy, c.npy and input.npy, and files that must
- * be refused: a truncated gamma, a mu with more data than its header says, a mu of
- * another batch, a c of another channel count, an input whose Ho x Wo fits no square
- * window (7x6) and one whose window would be even (6x6: k = 4). */
+ * be refused: a truncated gamma, a mu with more data than its header says, a mu with a
+ * NaN, a mu of another batch, a c of another channel count, an input whose Ho x Wo fits
+ * no square window (7x6) and one whose window would be even (6x6: k = 4). The compact
+ * set (compact_names), and compact files that must be refused: a gamma of rank 5, a
+ * gamma whose blocks are 81 x 72 (W 8 where mu's is 9), an input of another batch, and
+ * a gamma with a NaN. */
 static void write_seed_toy_files(void)
 {
     CHECK(mkdir(COV_FILES_DIR, 0777) == 0 || errno == EEXIST);
     struct seed_files f = make_seed_files(true);
     const size_t mu[] = {2, 3, 9, 9}, gamma[] = {2, 3, 9, 9, 3, 9, 9}, c[] = {3};
-    write_npy("mu.npy", f.t[COV_MU], 4, mu);
-    write_npy("gamma.npy", f.t[COV_GAMMA], 7, gamma);
-    write_npy("c.npy", f.t[COV_C], 1, c);
-    write_npy("input.npy", f.t[COV_OUT], 7, seed_input_shape);
+    write_npy(seed_names[COV_MU], f.t[COV_MU], 4, mu);
+    write_npy(seed_names[COV_GAMMA], f.t[COV_GAMMA], 7, gamma);
+    write_npy(seed_names[COV_C], f.t[COV_C], 1, c);
+    write_npy(seed_names[COV_OUT], f.t[COV_OUT], 7, seed_input_shape);
     write_npy_resized("gamma_truncated.npy", f.t[COV_GAMMA], 7, gamma, -4);
     write_npy_resized("mu_lying.npy", f.t[COV_MU], 4, mu, 4);
     const size_t mu_b1[] = {1, 3, 9, 9}, c4[] = {4}, input_7x6[] = {2, 3, 7, 6, 3, 7, 6};
@@ -566,26 +620,62 @@ static void write_seed_toy_files(void)
     write_npy("c4.npy", f.t[COV_OUT], 1, c4);
     write_npy("input_7x6.npy", f.t[COV_OUT], 7, input_7x6);
     write_npy("input_6x6.npy", f.t[COV_OUT], 7, input_6x6);
+    f.t[COV_MU][cov_mu_at(&f.s, 1, 2, 3 * 9 + 4)] = NAN;
+    write_npy("mu_nan.npy", f.t[COV_MU], 4, mu);
     free_seed_files(&f);
+
+    struct compact_files g = make_compact_files();
+    const size_t gd[] = {2, 3, 9, 9, 9, 9};
+    write_npy(compact_names[COV_GAMMA], g.t[COV_GAMMA], 6, gd);
+    write_npy(compact_names[COV_C], g.t[COV_C], 1, c);
+    write_npy(compact_names[COV_OUT], g.t[COV_OUT], 5, compact_input_shape);
+    const size_t gd_5d[] = {2, 3, 81, 9, 9}, gd_9x8[] = {2, 3, 9, 9, 9, 8};
+    const size_t s_b1[] = {1, 7, 7, 7, 7};
+    write_npy("compact_gamma_5d.npy", g.t[COV_GAMMA], 5, gd_5d);
+    write_npy("compact_gamma_9x8.npy", g.t[COV_GAMMA], 6, gd_9x8);
+    write_npy("compact_input_b1.npy", g.t[COV_OUT], 5, s_b1);
+    g.t[COV_GAMMA][cov_gamma_diag_at(&g.s, 1, 2, 40, 41)] = NAN;
+    write_npy("compact_gamma_nan.npy", g.t[COV_GAMMA], 6, gd);
+    free_compact_files(&g);
 }
 
-/* Runs the lesson on the seed's toy files with one variant, the result into `out`;
+/* Runs the lesson on the files `names` (in enum cov_tensor's order, in the test's
+ * folder) with one variant (NULL: every one), the result into `out` (NULL: none);
  * returns its exit code (-1 when it did not exit). */
-static int run_lesson_on_files(const char *variant, const char *out)
+static int run_lesson_on(const char *const *names, const char *variant, const char *out)
 {
-    char mu[FILENAME_MAX], gamma[FILENAME_MAX], c[FILENAME_MAX], input[FILENAME_MAX];
-    char *argv[] = {LESSON_BIN, "--variant", (char *)variant, "--reps", "1", "--warmup", "0",
-                    "--mu", (char *)file_path(mu, sizeof mu, "mu.npy"),
-                    "--gamma", (char *)file_path(gamma, sizeof gamma, "gamma.npy"),
-                    "--c", (char *)file_path(c, sizeof c, "c.npy"),
-                    "--input", (char *)file_path(input, sizeof input, "input.npy"),
-                    "--output", (char *)out, NULL};
+    char flag[COV_TENSOR_COUNT][16], path[COV_TENSOR_COUNT][FILENAME_MAX];
+    /* The program, --reps and --warmup, --variant, the files, --output, the end. */
+    char *argv[1 + 4 + 2 + 2 * COV_TENSOR_COUNT + 2 + 1] = {LESSON_BIN, "--reps", "1", "--warmup",
+                                                            "0"};
+    int n = 5;
+    if (variant) {
+        argv[n++] = "--variant";
+        argv[n++] = (char *)variant;
+    }
+    for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+        snprintf(flag[i], sizeof flag[i], "--%s", cov_op_files[i].flag);
+        argv[n++] = flag[i];
+        argv[n++] = (char *)file_path(path[i], sizeof path[i], names[i]);
+    }
+    if (out) {
+        argv[n++] = "--output";
+        argv[n++] = (char *)out;
+    }
+    argv[n] = NULL;
     pid_t pid;
     int status;
     if (posix_spawn(&pid, LESSON_BIN, NULL, NULL, argv, environ) != 0 ||
         waitpid(pid, &status, 0) != pid)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A run that needs a GPU found none: ctest reports the case as skipped. */
+static void skip_without_gpu(int rc)
+{
+    if (rc == 77)
+        exit(77);
 }
 
 /* The variant's result file against op_slow of the files, and removed. */
@@ -595,9 +685,8 @@ static void check_round_trip(const char *variant, bool exact)
     snprintf(name, sizeof name, "out_%s.npy", variant);
     file_path(out, sizeof out, name);
     remove(out);
-    const int rc = run_lesson_on_files(variant, out);
-    if (rc == 77)
-        exit(77); /* no GPU: ctest reports the case as skipped */
+    const int rc = run_lesson_on(seed_names, variant, out);
+    skip_without_gpu(rc);
     CHECK(rc == 0);
     struct seed_files f = make_seed_files(true);
     struct npy_array got;
@@ -639,7 +728,7 @@ static void files_round_trip_gpu(void)
         snprintf(name, sizeof name, "out_%s.npy", symmetric[i]);
         file_path(out, sizeof out, name);
         remove(out);
-        CHECK(run_lesson_on_files(symmetric[i], out) == 1);
+        CHECK(run_lesson_on(seed_names, symmetric[i], out) == 1);
         CHECK(access(out, F_OK) != 0);
     }
 }
@@ -694,7 +783,125 @@ static void files_every_layout(void)
     free_seed_files(&f);
 }
 
-/* The files' dimensions give the shape, and tensors of the sizes the op indexes. */
+/* Each layout from the compact files (what the harness does before a run): the run's
+ * result in the layout passes the op's check, and means what the files mean, c (x) S
+ * after the op: block c0 is c[c0] * (S before + S), and the factored layout's S, written
+ * back to the files, is S before + S. */
+static void compact_files_every_layout(void)
+{
+    struct compact_files f = make_compact_files();
+    const struct conv_shape *s = &f.s;
+    const size_t Q = cov_out_positions(s);
+    const float *c = f.t[COV_C];
+    for (int layout = 0; layout < COV_LAYOUT_COUNT; layout++) {
+        struct op_tensor t[OP_MAX_TENSORS];
+        void *before[OP_MAX_TENSORS], *after[OP_MAX_TENSORS] = {0}, *file[OP_MAX_TENSORS];
+        cov_op_tensors(s, layout, t);
+        for (int i = 0; i < COV_TENSOR_COUNT; i++) {
+            before[i] = alloc_or_exit(t[i].bytes);
+            file[i] = f.t[i];
+        }
+        cov_op_from_compact_files(s, layout, file, before);
+        float *out = alloc_or_exit(t[COV_OUT].bytes);
+        memcpy(out, before[COV_OUT], t[COV_OUT].bytes);
+        after[COV_OUT] = out;
+        if (layout == COV_FULL)
+            cov_op_slow(s, out, before[COV_GAMMA], before[COV_MU], before[COV_C]);
+        for (int b = 0; layout != COV_FULL && b < s->n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++) {
+                    if (layout == COV_FACTORED)
+                        out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
+                            s, before[COV_MU], before[COV_GAMMA], before[COV_OUT], b, q, q2, NULL);
+                    for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
+                        out[cov_out_blocks_at(s, b, c0, q, q2)] =
+                            (float)cov_gold_at(s, before[COV_MU], before[COV_GAMMA], c,
+                                               before[COV_OUT], b, c0, q, q2, NULL);
+                }
+        CHECK(cov_op_check(s, layout, before, after).pass);
+        CHECK(cov_op_writes_compact(layout) == (layout == COV_FACTORED));
+        float *written = NULL;
+        if (layout == COV_FACTORED) {
+            written = alloc_or_exit(t[COV_OUT].bytes);
+            file[COV_OUT] = written;
+            cov_op_to_compact_files(s, layout, file, after);
+        }
+        size_t bad = 0;
+        for (int b = 0; b < s->n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++) {
+                    if (written)
+                        bad += off_compact_gold(&f, written[cov_out_factored_at(s, b, q, q2)], 1.0,
+                                                b, q, q2);
+                    for (int c0 = 0; !written && c0 < s->cout; c0++) {
+                        const size_t at = layout == COV_FULL ? cov_out_full_at(s, b, c0, q, c0, q2)
+                                                             : cov_out_blocks_at(s, b, c0, q, q2);
+                        bad += off_compact_gold(&f, out[at], c[c0], b, q, q2);
+                    }
+                }
+        if (bad)
+            fprintf(stderr, "layout %s: %zu entries differ\n", cov_layout_names[layout], bad);
+        CHECK(bad == 0);
+        for (int i = 0; i < COV_TENSOR_COUNT; i++)
+            free(before[i]);
+        free(out);
+        free(written);
+    }
+    free_compact_files(&f);
+}
+
+/* The seed's loops on the compact files: they run on the full tensors the files stand
+ * for and pass their check. */
+static void compact_files_cpu(void)
+{
+    CHECK(run_lesson_on(compact_names, "cpu_loops", NULL) == 0);
+    CHECK(run_lesson_on(compact_names, "cpu_openmp", NULL) == 0);
+}
+
+/* Every variant passes its check on the compact files (their gamma is symmetric), and
+ * each of the factored layout writes S after the op, within op_slow's float32 bound of
+ * S before + S in float64 from the files. */
+static void compact_files_round_trip_gpu(void)
+{
+    const int all = run_lesson_on(compact_names, NULL, NULL);
+    skip_without_gpu(all);
+    CHECK(all == 0);
+    const char *writers[] = {"factored", "factored_symmetric", "channels_summed_factored",
+                             "channels_summed_symmetric"};
+    struct compact_files f = make_compact_files();
+    const size_t Q = cov_out_positions(&f.s);
+    for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++) {
+        char out[FILENAME_MAX], name[64];
+        snprintf(name, sizeof name, "out_compact_%s.npy", writers[i]);
+        file_path(out, sizeof out, name);
+        remove(out);
+        const int rc = run_lesson_on(compact_names, writers[i], out);
+        skip_without_gpu(rc);
+        CHECK(rc == 0);
+        struct npy_array got;
+        char err[512];
+        const bool read = npy_read(out, &got, err, sizeof err);
+        const bool shaped = read && got.ndim == 5 &&
+                            memcmp(got.shape, compact_input_shape, sizeof compact_input_shape) == 0;
+        CHECK(shaped);
+        size_t bad = 0;
+        for (int b = 0; shaped && b < f.s.n; b++)
+            for (size_t q = 0; q < Q; q++)
+                for (size_t q2 = 0; q2 < Q; q2++)
+                    bad += off_compact_gold(&f, got.data[cov_out_factored_at(&f.s, b, q, q2)], 1.0,
+                                            b, q, q2);
+        if (bad)
+            fprintf(stderr, "%s: %zu entries of %s are not S before + S\n", writers[i], bad, out);
+        CHECK(bad == 0);
+        if (read)
+            npy_free(&got);
+        remove(out);
+    }
+    free_compact_files(&f);
+}
+
+/* The files' dimensions give the shape, and tensors of the sizes the op indexes in each
+ * file set's layout; the sets name the same flags in the same order, and differ in rank. */
 static void files_give_the_shape(void)
 {
     size_t dim[COV_DIM_COUNT] = {[COV_DIM_B] = 2, [COV_DIM_CI] = 4, [COV_DIM_CO] = 3,
@@ -705,13 +912,20 @@ static void files_give_the_shape(void)
     char why[256];
     CHECK(cov_op_shape_of_files(dim, &s, &culprit, why, sizeof why));
     CHECK(s.n == 2 && s.cin == 4 && s.cout == 3 && s.h == 9 && s.w == 8 && s.ksize == 5);
-    struct op_tensor t[OP_MAX_TENSORS];
-    cov_op_tensors(&s, COV_FULL, t);
-    for (int i = 0; i < COV_TENSOR_COUNT; i++) {
-        size_t count = 1;
-        for (int d = 0; d < cov_op_files[i].rank; d++)
-            count *= dim[cov_op_files[i].dim[d]];
-        CHECK(count * sizeof(float) == t[i].bytes);
+    for (int k = 0; k < COV_FILE_SET_COUNT; k++) {
+        const struct op_file_set *set = &cov_file_sets[k];
+        struct op_tensor t[OP_MAX_TENSORS];
+        CHECK(set->file_count == cov_op_tensors(&s, set->layout, t));
+        int same_ranks = 0;
+        for (int i = 0; i < set->file_count; i++) {
+            size_t count = 1;
+            for (int d = 0; d < set->files[i].rank; d++)
+                count *= dim[set->files[i].dim[d]];
+            CHECK(count * sizeof(float) == t[i].bytes);
+            CHECK(strcmp(set->files[i].flag, cov_file_sets[0].files[i].flag) == 0);
+            same_ranks += set->files[i].rank == cov_file_sets[0].files[i].rank;
+        }
+        CHECK(k == 0 || same_ranks < set->file_count);
     }
     /* Ho x Wo: no square window, an even one (k = 4), larger than H, larger than W. */
     const size_t refused[][2] = {{5, 5}, {6, 5}, {10, 8}, {9, 9}};
@@ -743,6 +957,9 @@ static const struct unit_case cases[] = {
     {"files_round_trip_gpu", files_round_trip_gpu},
     {"files_every_layout", files_every_layout},
     {"files_give_the_shape", files_give_the_shape},
+    {"compact_files_every_layout", compact_files_every_layout},
+    {"compact_files_cpu", compact_files_cpu},
+    {"compact_files_round_trip_gpu", compact_files_round_trip_gpu},
 };
 
 UNIT_MAIN(cases)

@@ -154,13 +154,9 @@ static const struct op covariance = {
     .check = check,
     .min_bytes = cov_op_min_bytes,
     .flops = cov_op_flops,
-    .files = cov_op_files,
-    .file_count = COV_TENSOR_COUNT,
-    .file_layout = COV_FULL,
+    .file_sets = cov_file_sets,
+    .file_set_count = COV_FILE_SET_COUNT,
     .dim_names = cov_dim_names,
-    .shape_of_files = cov_op_shape_of_files,
-    .from_files = cov_op_from_files,
-    .to_files = cov_op_to_files,
 };
 
 static const struct lesson lesson = {
