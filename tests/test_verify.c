@@ -182,41 +182,65 @@ static void xnor_scale_is_mean_abs(void)
     CHECK(b[0] == 1.0f && b[1] == -1.0f && b[2] == 0.125f && b[3] == -0.125f);
 }
 
+/* A random binary layer: +1/-1 inputs, real weights with their XNOR-Net scales and
+ * signs, a bias in [-bias_range, bias_range), and the float64 gold of it. */
+struct binary_case {
+    float *x, *w, *wb, *signs, *alpha, *bias;
+    struct gold g;
+    struct tolerance tol;
+};
+
+static struct binary_case binary_case_make(const struct conv_shape *s, uint64_t seed,
+                                           float bias_range)
+{
+    struct rng r = rng_seeded(seed);
+    size_t nw = weight_count(s), nx = input_count(s);
+    struct binary_case b = {.x = malloc(nx * sizeof(float)),
+                            .w = malloc(nw * sizeof(float)),
+                            .wb = malloc(nw * sizeof(float)),
+                            .signs = malloc(nw * sizeof(float)),
+                            .alpha = malloc(s->cout * sizeof(float)),
+                            .bias = malloc(s->cout * sizeof(float))};
+    fill_uniform(b.x, nx, -1, 1, &r);
+    fill_uniform(b.w, nw, -1, 1, &r);
+    fill_uniform(b.bias, s->cout, -bias_range, bias_range, &r);
+    for (size_t i = 0; i < nx; i++)
+        b.x[i] = dtype_round(DTYPE_BINARY, b.x[i]);
+    xnor_scale_weights(s, b.w, b.alpha, b.wb);
+    for (size_t i = 0; i < nw; i++)
+        b.signs[i] = dtype_round(DTYPE_BINARY, b.wb[i]);
+    gold_compute(&b.g, s, b.x, b.wb, b.bias, 1);
+    b.tol = tolerance_for(DTYPE_BINARY, s);
+    return b;
+}
+
+static void binary_case_free(struct binary_case *b)
+{
+    gold_free(&b->g);
+    free(b->x), free(b->w), free(b->wb), free(b->signs), free(b->alpha), free(b->bias);
+}
+
 /* The check of a binary layer passes its exact result and fails one whose padding is
  * +1 or -1 instead of 0, with an even and an odd channel count. */
 static void binary_padding_must_be_zero(void)
 {
     for (int cin = 4; cin <= 5; cin++) {
         struct conv_shape s = {2, cin, 3, 6, 7, 3, true};
-        struct rng r = rng_seeded(11);
-        size_t nw = weight_count(&s), nx = input_count(&s);
-        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
-        float *wb = malloc(nw * sizeof *wb), *signs = malloc(nw * sizeof *signs);
-        float alpha[3], bias[3], *out = malloc(output_count(&s) * sizeof *out);
-        fill_uniform(x, nx, -1, 1, &r);
-        fill_uniform(w, nw, -1, 1, &r);
-        fill_uniform(bias, 3, -1, 1, &r);
-        for (size_t i = 0; i < nx; i++)
-            x[i] = dtype_round(DTYPE_BINARY, x[i]);
-        xnor_scale_weights(&s, w, alpha, wb);
-        for (size_t i = 0; i < nw; i++)
-            signs[i] = dtype_round(DTYPE_BINARY, wb[i]);
-        struct gold g;
-        gold_compute(&g, &s, x, wb, bias, 1);
-        struct tolerance tol = tolerance_for(DTYPE_BINARY, &s);
-        binary_layer(&s, x, signs, alpha, bias, 0, out);
-        struct check_result zero = check_output(&g, out, tol);
+        struct binary_case b = binary_case_make(&s, 11, 1.0f);
+        float *out = malloc(output_count(&s) * sizeof *out);
+        binary_layer(&s, b.x, b.signs, b.alpha, b.bias, 0, out);
+        struct check_result zero = check_output(&b.g, out, b.tol);
         CHECK(zero.pass && zero.rel_l2 < 1e-7);
-        binary_layer(&s, x, signs, alpha, bias, 1, out);
-        struct check_result plus = check_output(&g, out, tol);
-        binary_layer(&s, x, signs, alpha, bias, -1, out);
-        struct check_result minus = check_output(&g, out, tol);
+        binary_layer(&s, b.x, b.signs, b.alpha, b.bias, 1, out);
+        struct check_result plus = check_output(&b.g, out, b.tol);
+        binary_layer(&s, b.x, b.signs, b.alpha, b.bias, -1, out);
+        struct check_result minus = check_output(&b.g, out, b.tol);
         /* every output of a 6x7 image but the 4x5 inside touches the border */
         size_t border = (size_t)s.n * s.cout * (6 * 7 - 4 * 5);
         CHECK(!plus.pass && plus.failures > border / 2 && plus.failures <= border);
         CHECK(!minus.pass && minus.failures > border / 2 && minus.failures <= border);
-        gold_free(&g);
-        free(x), free(w), free(wb), free(signs), free(out);
+        binary_case_free(&b);
+        free(out);
     }
 }
 
@@ -239,26 +263,14 @@ static void pack_signs_of(const struct conv_shape *s, const float *out, uint32_t
 static void sign_bits_check_can_fail(void)
 {
     struct conv_shape s = {2, 5, 33, 6, 7, 3, true};
-    struct rng r = rng_seeded(12);
-    size_t nw = weight_count(&s), nx = input_count(&s), no = output_count(&s);
-    size_t word_count = (size_t)s.n * s.h * s.w * WORDS_PER_PIXEL(s.cout);
-    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *wb = malloc(nw * sizeof *wb);
-    float *signs = malloc(nw * sizeof *signs), *out = malloc(no * sizeof *out);
-    float alpha[33], bias[33];
+    struct binary_case b = binary_case_make(&s, 12, 0.1f);
+    size_t no = output_count(&s), word_count = (size_t)s.n * s.h * s.w * WORDS_PER_PIXEL(s.cout);
+    float *out = malloc(no * sizeof *out);
     uint32_t *words = malloc(word_count * sizeof *words);
-    fill_uniform(x, nx, -1, 1, &r);
-    fill_uniform(w, nw, -1, 1, &r);
-    fill_uniform(bias, 33, -0.1f, 0.1f, &r);
-    for (size_t i = 0; i < nx; i++)
-        x[i] = dtype_round(DTYPE_BINARY, x[i]);
-    xnor_scale_weights(&s, w, alpha, wb);
-    for (size_t i = 0; i < nw; i++)
-        signs[i] = dtype_round(DTYPE_BINARY, wb[i]);
-    struct gold g;
-    gold_compute(&g, &s, x, wb, bias, 1);
-    struct tolerance tol = tolerance_for(DTYPE_BINARY, &s);
+    const struct gold g = b.g;
+    const struct tolerance tol = b.tol;
 
-    binary_layer(&s, x, signs, alpha, bias, 0, out);
+    binary_layer(&s, b.x, b.signs, b.alpha, b.bias, 0, out);
     pack_signs_of(&s, out, words);
     struct check_result right = check_sign_bits(&g, words, &s, tol);
     CHECK(right.pass && right.checked == no + (size_t)s.n * s.h * s.w && right.max_abs == 0);
@@ -283,12 +295,12 @@ static void sign_bits_check_can_fail(void)
     CHECK(!check_sign_bits(&g, words, &s, tol).pass);
 
     for (int pad = -1; pad <= 1; pad += 2) {
-        binary_layer(&s, x, signs, alpha, bias, pad, out);
+        binary_layer(&s, b.x, b.signs, b.alpha, b.bias, pad, out);
         pack_signs_of(&s, out, words);
         CHECK(!check_sign_bits(&g, words, &s, tol).pass);
     }
-    gold_free(&g);
-    free(x), free(w), free(wb), free(signs), free(out), free(words);
+    binary_case_free(&b);
+    free(out), free(words);
 }
 
 /* Where the value is within the tolerance of zero, either bit passes, and is counted. */

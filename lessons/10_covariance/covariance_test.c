@@ -733,6 +733,32 @@ static void files_round_trip_gpu(void)
     }
 }
 
+/* What a run in `layout` makes of its tensors as converted (before), on the host: the
+ * seed's loops for the full layout, the float64 gold rounded to float32 for the others.
+ * Returns the written tensor (out, to free), with after[COV_OUT] pointing at it. */
+static float *run_layout_on_host(const struct conv_shape *s, int layout, void *const *before,
+                                 const struct op_tensor *t, void **after)
+{
+    const size_t Q = cov_out_positions(s);
+    const float *gd = before[COV_GAMMA], *mu = before[COV_MU], *c = before[COV_C];
+    float *out = alloc_or_exit(t[COV_OUT].bytes);
+    memcpy(out, before[COV_OUT], t[COV_OUT].bytes);
+    after[COV_OUT] = out;
+    if (layout == COV_FULL)
+        cov_op_slow(s, out, gd, mu, c);
+    for (int b = 0; layout != COV_FULL && b < s->n; b++)
+        for (size_t q = 0; q < Q; q++)
+            for (size_t q2 = 0; q2 < Q; q2++) {
+                if (layout == COV_FACTORED)
+                    out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
+                        s, mu, gd, before[COV_OUT], b, q, q2, NULL);
+                for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
+                    out[cov_out_blocks_at(s, b, c0, q, q2)] = (float)cov_gold_at(
+                        s, mu, gd, c, before[COV_OUT], b, c0, q, q2, NULL);
+            }
+    return out;
+}
+
 /* Each layout from the files and back on the host (what the harness does around a
  * run): the run's result in the layout passes the op's check, and back in the full
  * layout it is what op_slow makes of the files. */
@@ -740,7 +766,6 @@ static void files_every_layout(void)
 {
     struct seed_files f = make_seed_files(false);
     const struct conv_shape *s = &f.s;
-    const size_t Q = cov_out_positions(s);
     for (int layout = 0; layout < COV_LAYOUT_COUNT; layout++) {
         struct op_tensor t[OP_MAX_TENSORS];
         void *before[OP_MAX_TENSORS], *after[OP_MAX_TENSORS] = {0}, *file[OP_MAX_TENSORS];
@@ -750,22 +775,7 @@ static void files_every_layout(void)
             file[i] = f.t[i];
         }
         cov_op_from_files(s, layout, file, before);
-        float *out = alloc_or_exit(t[COV_OUT].bytes);
-        memcpy(out, before[COV_OUT], t[COV_OUT].bytes);
-        after[COV_OUT] = out;
-        const float *gd = before[COV_GAMMA], *mu = before[COV_MU], *c = before[COV_C];
-        if (layout == COV_FULL)
-            cov_op_slow(s, out, before[COV_GAMMA], mu, c);
-        for (int b = 0; layout != COV_FULL && b < s->n; b++)
-            for (size_t q = 0; q < Q; q++)
-                for (size_t q2 = 0; q2 < Q; q2++) {
-                    if (layout == COV_FACTORED)
-                        out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
-                            s, mu, gd, before[COV_OUT], b, q, q2, NULL);
-                    for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
-                        out[cov_out_blocks_at(s, b, c0, q, q2)] = (float)cov_gold_at(
-                            s, mu, gd, c, before[COV_OUT], b, c0, q, q2, NULL);
-                }
+        float *out = run_layout_on_host(s, layout, before, t, after);
         CHECK(cov_op_check(s, layout, before, after).pass);
         float *written = alloc_or_exit(cov_out_count(s, COV_FULL) * sizeof(float));
         memcpy(written, f.t[COV_OUT], cov_out_count(s, COV_FULL) * sizeof(float));
@@ -802,22 +812,7 @@ static void compact_files_every_layout(void)
             file[i] = f.t[i];
         }
         cov_op_from_compact_files(s, layout, file, before);
-        float *out = alloc_or_exit(t[COV_OUT].bytes);
-        memcpy(out, before[COV_OUT], t[COV_OUT].bytes);
-        after[COV_OUT] = out;
-        if (layout == COV_FULL)
-            cov_op_slow(s, out, before[COV_GAMMA], before[COV_MU], before[COV_C]);
-        for (int b = 0; layout != COV_FULL && b < s->n; b++)
-            for (size_t q = 0; q < Q; q++)
-                for (size_t q2 = 0; q2 < Q; q2++) {
-                    if (layout == COV_FACTORED)
-                        out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
-                            s, before[COV_MU], before[COV_GAMMA], before[COV_OUT], b, q, q2, NULL);
-                    for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
-                        out[cov_out_blocks_at(s, b, c0, q, q2)] =
-                            (float)cov_gold_at(s, before[COV_MU], before[COV_GAMMA], c,
-                                               before[COV_OUT], b, c0, q, q2, NULL);
-                }
+        float *out = run_layout_on_host(s, layout, before, t, after);
         CHECK(cov_op_check(s, layout, before, after).pass);
         CHECK(cov_op_writes_compact(layout) == (layout == COV_FACTORED));
         float *written = NULL;
