@@ -750,11 +750,11 @@ static float *run_layout_on_host(const struct conv_shape *s, int layout, void *c
         for (size_t q = 0; q < Q; q++)
             for (size_t q2 = 0; q2 < Q; q2++) {
                 if (layout == COV_FACTORED)
-                    out[cov_out_factored_at(s, b, q, q2)] = (float)cov_gold_factored_at(
-                        s, mu, gd, before[COV_OUT], b, q, q2, NULL);
+                    out[cov_out_factored_at(s, b, q, q2)] =
+                        (float)cov_gold_factored_at(s, mu, gd, before[COV_OUT], b, q, q2, NULL);
                 for (int c0 = 0; layout == COV_BLOCKS && c0 < s->cout; c0++)
-                    out[cov_out_blocks_at(s, b, c0, q, q2)] = (float)cov_gold_at(
-                        s, mu, gd, c, before[COV_OUT], b, c0, q, q2, NULL);
+                    out[cov_out_blocks_at(s, b, c0, q, q2)] =
+                        (float)cov_gold_at(s, mu, gd, c, before[COV_OUT], b, c0, q, q2, NULL);
             }
     return out;
 }
