@@ -175,15 +175,90 @@ static inline bool vector_rows(const struct conv_shape *s, const uint32_t *input
 }
 
 /* A block's shared memory: the ring of stages, a row of zeros for the taps outside the
- * image, and per pixel row of the block what the loop and the epilogue need of its
+ * image, per pixel row of the block what the loop and the epilogue need of its
  * position, counted once: y (the row's), the taps dj inside the image for its x (bit
- * dj) and its window class; after the loop, its popc(x) (AND form). */
+ * dj) and its window class; after the loop, its popc(x) (AND form); and what the
+ * epilogue reads per channel of the block, alpha and the bias (0 past cout). After it,
+ * in the same dynamic allocation, the block's 64 columns of the table of bases, one row
+ * per window class (epilogue_tables). */
 struct bmma_smem {
     uint32_t ring[STAGES][STAGE_WORDS];
     uint32_t zeros[KSTEP_WORDS];
     int y[BM], window_class[BM], input_pop[BM];
     unsigned dj_mask[BM];
+    float scale[BN], shift[BN];
 };
+static_assert(sizeof(struct bmma_smem) % 16 == 0, "the table of bases follows, 16-byte aligned");
+
+/* The block's columns of the table of bases go to shared memory when there are at most
+ * this many window classes (any image with a filter of up to 7x7: 12.25 KB, 60 KB a
+ * block in all, still 3 blocks per SM); with more, the epilogue reads them from global
+ * memory as before. */
+#define SMEM_CLASSES 49
+
+static __host__ __device__ __forceinline__ bool bases_in_smem(const struct conv_shape *s,
+                                                              const int *bases)
+{
+    return window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize) <= SMEM_CLASSES &&
+           (uintptr_t)bases % 16 == 0;
+}
+
+/* The kernels' dynamic shared memory: bmma_smem and the block's table of bases. */
+static inline size_t bmma_smem_bytes(const struct conv_shape *s, const int *bases)
+{
+    const size_t classes = (size_t)window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize);
+    return sizeof(struct bmma_smem) + (bases_in_smem(s, bases) ? classes * BN * sizeof(int) : 0);
+}
+
+/* What the epilogue reads that does not depend on the loop, copied into shared memory
+ * with the first stage (these copies join its group, so the loop's first wait and barrier
+ * cover them): alpha and the bias of the block's channels and, when it fits, the block's
+ * columns of the table of bases. The profile of the version before found the epilogue
+ * waiting on five dependent round trips to L2 per warp (alpha and bias, then one class's
+ * bases per pixel row), 40 % of the kernel's stall samples; here they overlap the loop.
+ * epilogue_tables says where the epilogue finds them. */
+static __device__ __forceinline__ void issue_epilogue_tables(const float *__restrict__ alpha,
+                                                             const float *__restrict__ bias,
+                                                             const int *__restrict__ bases,
+                                                             const struct conv_shape &s, int n0,
+                                                             struct bmma_smem &sm, int *table)
+{
+    const int tid = threadIdx.x, kpad = padded_channels(s.cout);
+    if (tid < 2 * BN) { /* threads 0-63 alpha, 64-127 the bias */
+        const int c = tid % BN, k = n0 + c;
+        const bool ok = k < s.cout;
+        if (tid < BN)
+            copy_4_async(&sm.scale[c], ok ? alpha + k : alpha, ok);
+        else if (bias)
+            copy_4_async(&sm.shift[c], ok ? bias + k : bias, ok);
+        else
+            sm.shift[c] = 0.0f;
+    }
+    if (!bases_in_smem(&s, bases))
+        return;
+    const int chunks = window_classes(s.h, s.ksize) * window_classes(s.w, s.ksize) * (BN / 4);
+    for (int c = tid; c < chunks; c += BMMA_THREADS) /* 16 chunks of 4 bases per class */
+        copy_16_async(
+            reinterpret_cast<float *>(table + c * 4),
+            reinterpret_cast<const float *>(bases + (size_t)(c / 16) * kpad + n0 + c % 16 * 4),
+            true);
+}
+
+/* Where the epilogue finds class c's base of channel n0 + k: rows[c * stride + k]
+ * (counted again after the loop rather than held in registers through it). */
+struct epilogue_tables {
+    const int *rows;
+    int stride;
+};
+
+static __device__ __forceinline__ struct epilogue_tables
+epilogue_tables_at(const int *__restrict__ bases, const struct conv_shape &s, int n0,
+                   const int *table)
+{
+    if (bases_in_smem(&s, bases))
+        return {table, BN};
+    return {bases + n0, padded_channels(s.cout)};
+}
 
 /* What a warp holds after the loop. acc[i][j][h * 2 + c]: pixel row i * 16 + lane / 4
  * + 8h of the warp's 32, channel j * 8 + 2 (lane % 4) + c of its 32; input_pop[i][h]:
