@@ -147,21 +147,23 @@ __global__ void count_window_class_bases(const uint32_t *__restrict__ weights,
 
 /* 16 bytes of a packed row into shared memory: one 16-byte copy when rows are whole
  * 16-byte chunks (VECTOR), else four 4-byte copies; zeros outside the image and past
- * the row's end. `any` is a valid address for the copies that read nothing. */
+ * the row's end. at: the word index of the chunk in the tensor, an int (tensors of up to
+ * 2^31 words); where a copy reads nothing its source is the tensor's first word. */
 template <bool VECTOR>
-static __device__ __forceinline__ void copy_chunk(uint32_t *dst, const uint32_t *row, int word,
-                                                  int words, bool inside, const uint32_t *any)
+static __device__ __forceinline__ void copy_chunk(uint32_t *dst, const uint32_t *tensor, int at,
+                                                  int word, int words, bool inside)
 {
     if (VECTOR) {
         const bool ok = inside && word < words;
         copy_16_async(reinterpret_cast<float *>(dst),
-                      reinterpret_cast<const float *>(ok ? row + word : any), ok);
+                      reinterpret_cast<const float *>(tensor + (ok ? (unsigned)at : 0u)), ok);
     } else {
 #pragma unroll
         for (int q = 0; q < CHUNK_WORDS; q++) {
             const bool ok = inside && word + q < words;
             copy_4_async(reinterpret_cast<float *>(dst + q),
-                         reinterpret_cast<const float *>(ok ? row + word + q : any), ok);
+                         reinterpret_cast<const float *>(tensor + (ok ? (unsigned)(at + q) : 0u)),
+                         ok);
         }
     }
 }
@@ -296,6 +298,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
           const struct conv_shape &s, int m0, int n0, struct bmma_smem &sm, struct bmma_counts &out)
 {
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    __builtin_assume(tid < BMMA_THREADS); /* so each chunk's A or B role is known at compile time */
     const int warp_m = warp % WARPS_M, warp_n = warp / WARPS_M;
     const int pixels = s.n * s.h * s.w, words = WORDS_PER_PIXEL(s.cin);
     const int ksize = s.ksize, taps = ksize * ksize, r = ksize / 2;
@@ -326,23 +329,20 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
         uint32_t *stage = sm.ring[step % STAGES];
         const int width = min(TAPS_PER_STAGE, ksize - issued.dj0);
         const int a_first = m0 + (issued.ti - r) * s.w + issued.dj0 - r;
-        const int tap0 = issued.ti * ksize + issued.dj0;
         const int word = issued.kw + tid % 2 * CHUNK_WORDS;
+        const int b_first = (issued.ti * ksize + issued.dj0) * words + word;
 #pragma unroll
         for (int q = 0; q < CHUNKS_PER_THREAD; q++) {
-            const int row = (tid + q * BMMA_THREADS) / 2; /* this thread's chunks */
+            const int row = tid / 2 + q * (BMMA_THREADS / 2); /* this thread's chunks */
             uint32_t *dst = stage + row * ROW_WORDS + tid % 2 * CHUNK_WORDS;
-            if (row < BM + width - 1) { /* the A rows the stage's taps read */
+            if (row < A_ROWS) { /* zeros in the rows past those the stage's taps read */
                 const int p = a_first + row;
-                const bool inside = p >= 0 && p < pixels;
-                copy_chunk<VECTOR>(dst, inside ? input + (size_t)p * words : input, word, words,
-                                   inside, input);
-            } else if (row >= A_ROWS && row < A_ROWS + width * BN) {
-                const int b = row - A_ROWS, k = n0 + b % BN;
-                const bool valid = k < s.cout;
-                const uint32_t *w_row =
-                    weights + ((size_t)k * taps + tap0 + b / BN) * words; /* tap dj0 + b / BN */
-                copy_chunk<VECTOR>(dst, valid ? w_row : weights, word, words, valid, weights);
+                copy_chunk<VECTOR>(dst, input, p * words + word, word, words,
+                                   row < BM + width - 1 && (unsigned)p < (unsigned)pixels);
+            } else if (row < A_ROWS + width * BN) {
+                const int b = row - A_ROWS, k = n0 + b % BN; /* tap dj0 + b / BN */
+                copy_chunk<VECTOR>(dst, weights, (k * taps + b / BN) * words + b_first, word, words,
+                                   k < s.cout);
             }
         }
         issued.next(ksize, words_padded);
