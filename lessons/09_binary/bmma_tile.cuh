@@ -147,21 +147,23 @@ __global__ void count_window_class_bases(const uint32_t *__restrict__ weights,
 
 /* 16 bytes of a packed row into shared memory: one 16-byte copy when rows are whole
  * 16-byte chunks (VECTOR), else four 4-byte copies; zeros outside the image and past
- * the row's end. `any` is a valid address for the copies that read nothing. */
+ * the row's end. at: the word index of the chunk in the tensor, an int (tensors of up to
+ * 2^31 words); where a copy reads nothing its source is the tensor's first word. */
 template <bool VECTOR>
-static __device__ __forceinline__ void copy_chunk(uint32_t *dst, const uint32_t *row, int word,
-                                                  int words, bool inside, const uint32_t *any)
+static __device__ __forceinline__ void copy_chunk(uint32_t *dst, const uint32_t *tensor, int at,
+                                                  int word, int words, bool inside)
 {
     if (VECTOR) {
         const bool ok = inside && word < words;
         copy_16_async(reinterpret_cast<float *>(dst),
-                      reinterpret_cast<const float *>(ok ? row + word : any), ok);
+                      reinterpret_cast<const float *>(tensor + (ok ? (unsigned)at : 0u)), ok);
     } else {
 #pragma unroll
         for (int q = 0; q < CHUNK_WORDS; q++) {
             const bool ok = inside && word + q < words;
             copy_4_async(reinterpret_cast<float *>(dst + q),
-                         reinterpret_cast<const float *>(ok ? row + word + q : any), ok);
+                         reinterpret_cast<const float *>(tensor + (ok ? (unsigned)(at + q) : 0u)),
+                         ok);
         }
     }
 }
@@ -175,15 +177,90 @@ static inline bool vector_rows(const struct conv_shape *s, const uint32_t *input
 }
 
 /* A block's shared memory: the ring of stages, a row of zeros for the taps outside the
- * image, and per pixel row of the block what the loop and the epilogue need of its
+ * image, per pixel row of the block what the loop and the epilogue need of its
  * position, counted once: y (the row's), the taps dj inside the image for its x (bit
- * dj) and its window class; after the loop, its popc(x) (AND form). */
+ * dj) and its window class; after the loop, its popc(x) (AND form); and what the
+ * epilogue reads per channel of the block, alpha and the bias (0 past cout). After it,
+ * in the same dynamic allocation, the block's 64 columns of the table of bases, one row
+ * per window class (epilogue_tables). */
 struct bmma_smem {
     uint32_t ring[STAGES][STAGE_WORDS];
     uint32_t zeros[KSTEP_WORDS];
     int y[BM], window_class[BM], input_pop[BM];
     unsigned dj_mask[BM];
+    float scale[BN], shift[BN];
 };
+static_assert(sizeof(struct bmma_smem) % 16 == 0, "the table of bases follows, 16-byte aligned");
+
+/* The block's columns of the table of bases go to shared memory when there are at most
+ * this many window classes (any image with a filter of up to 7x7: 12.25 KB, 60 KB a
+ * block in all, still 3 blocks per SM); with more, the epilogue reads them from global
+ * memory as before. */
+#define SMEM_CLASSES 49
+
+static __host__ __device__ __forceinline__ bool bases_in_smem(const struct conv_shape *s,
+                                                              const int *bases)
+{
+    return window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize) <= SMEM_CLASSES &&
+           (uintptr_t)bases % 16 == 0;
+}
+
+/* The kernels' dynamic shared memory: bmma_smem and the block's table of bases. */
+static inline size_t bmma_smem_bytes(const struct conv_shape *s, const int *bases)
+{
+    const size_t classes = (size_t)window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize);
+    return sizeof(struct bmma_smem) + (bases_in_smem(s, bases) ? classes * BN * sizeof(int) : 0);
+}
+
+/* What the epilogue reads that does not depend on the loop, copied into shared memory
+ * with the first stage (these copies join its group, so the loop's first wait and barrier
+ * cover them): alpha and the bias of the block's channels and, when it fits, the block's
+ * columns of the table of bases. The profile of the version before found the epilogue
+ * waiting on five dependent round trips to L2 per warp (alpha and bias, then one class's
+ * bases per pixel row), 40 % of the kernel's stall samples; here they overlap the loop.
+ * epilogue_tables says where the epilogue finds them. */
+static __device__ __forceinline__ void issue_epilogue_tables(const float *__restrict__ alpha,
+                                                             const float *__restrict__ bias,
+                                                             const int *__restrict__ bases,
+                                                             const struct conv_shape &s, int n0,
+                                                             struct bmma_smem &sm, int *table)
+{
+    const int tid = threadIdx.x, kpad = padded_channels(s.cout);
+    if (tid < 2 * BN) { /* threads 0-63 alpha, 64-127 the bias */
+        const int c = tid % BN, k = n0 + c;
+        const bool ok = k < s.cout;
+        if (tid < BN)
+            copy_4_async(&sm.scale[c], ok ? alpha + k : alpha, ok);
+        else if (bias)
+            copy_4_async(&sm.shift[c], ok ? bias + k : bias, ok);
+        else
+            sm.shift[c] = 0.0f;
+    }
+    if (!bases_in_smem(&s, bases))
+        return;
+    const int chunks = window_classes(s.h, s.ksize) * window_classes(s.w, s.ksize) * (BN / 4);
+    for (int c = tid; c < chunks; c += BMMA_THREADS) /* 16 chunks of 4 bases per class */
+        copy_16_async(
+            reinterpret_cast<float *>(table + c * 4),
+            reinterpret_cast<const float *>(bases + (size_t)(c / 16) * kpad + n0 + c % 16 * 4),
+            true);
+}
+
+/* Where the epilogue finds class c's base of channel n0 + k: rows[c * stride + k]
+ * (counted again after the loop rather than held in registers through it). */
+struct epilogue_tables {
+    const int *rows;
+    int stride;
+};
+
+static __device__ __forceinline__ struct epilogue_tables
+epilogue_tables_at(const int *__restrict__ bases, const struct conv_shape &s, int n0,
+                   const int *table)
+{
+    if (bases_in_smem(&s, bases))
+        return {table, BN};
+    return {bases + n0, padded_channels(s.cout)};
+}
 
 /* What a warp holds after the loop. acc[i][j][h * 2 + c]: pixel row i * 16 + lane / 4
  * + 8h of the warp's 32, channel j * 8 + 2 (lane % 4) + c of its 32; input_pop[i][h]:
@@ -221,6 +298,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
           const struct conv_shape &s, int m0, int n0, struct bmma_smem &sm, struct bmma_counts &out)
 {
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    __builtin_assume(tid < BMMA_THREADS); /* so each chunk's A or B role is known at compile time */
     const int warp_m = warp % WARPS_M, warp_n = warp / WARPS_M;
     const int pixels = s.n * s.h * s.w, words = WORDS_PER_PIXEL(s.cin);
     const int ksize = s.ksize, taps = ksize * ksize, r = ksize / 2;
@@ -251,23 +329,20 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
         uint32_t *stage = sm.ring[step % STAGES];
         const int width = min(TAPS_PER_STAGE, ksize - issued.dj0);
         const int a_first = m0 + (issued.ti - r) * s.w + issued.dj0 - r;
-        const int tap0 = issued.ti * ksize + issued.dj0;
         const int word = issued.kw + tid % 2 * CHUNK_WORDS;
+        const int b_first = (issued.ti * ksize + issued.dj0) * words + word;
 #pragma unroll
         for (int q = 0; q < CHUNKS_PER_THREAD; q++) {
-            const int row = (tid + q * BMMA_THREADS) / 2; /* this thread's chunks */
+            const int row = tid / 2 + q * (BMMA_THREADS / 2); /* this thread's chunks */
             uint32_t *dst = stage + row * ROW_WORDS + tid % 2 * CHUNK_WORDS;
-            if (row < BM + width - 1) { /* the A rows the stage's taps read */
+            if (row < A_ROWS) { /* zeros in the rows past those the stage's taps read */
                 const int p = a_first + row;
-                const bool inside = p >= 0 && p < pixels;
-                copy_chunk<VECTOR>(dst, inside ? input + (size_t)p * words : input, word, words,
-                                   inside, input);
-            } else if (row >= A_ROWS && row < A_ROWS + width * BN) {
-                const int b = row - A_ROWS, k = n0 + b % BN;
-                const bool valid = k < s.cout;
-                const uint32_t *w_row =
-                    weights + ((size_t)k * taps + tap0 + b / BN) * words; /* tap dj0 + b / BN */
-                copy_chunk<VECTOR>(dst, valid ? w_row : weights, word, words, valid, weights);
+                copy_chunk<VECTOR>(dst, input, p * words + word, word, words,
+                                   row < BM + width - 1 && (unsigned)p < (unsigned)pixels);
+            } else if (row < A_ROWS + width * BN) {
+                const int b = row - A_ROWS, k = n0 + b % BN; /* tap dj0 + b / BN */
+                copy_chunk<VECTOR>(dst, weights, (k * taps + b / BN) * words + b_first, word, words,
+                                   k < s.cout);
             }
         }
         issued.next(ksize, words_padded);

@@ -7,10 +7,11 @@
  *   XOR: sum = base - 2 popc(x XOR w), the false mismatches of the zero words outside
  *        the image taken back out by the base.
  * A pixel's window class is (row class, column class): 9 classes for a 3x3 filter on any
- * image of 3 x 3 or more, so the table is a few KB and stays in L1. The epilogue loads
- * one pair of bases per 2 outputs, multiplies by alpha and adds the bias kept in
- * registers, and stores the pair as one 8-byte store: the 4 lanes of a quad write one
- * 32-byte sector of a pixel's row, whole.
+ * image of 3 x 3 or more, so the table is a few KB: a block's 64 columns of it, alpha and
+ * the bias are copied into shared memory with the first stage of the loop
+ * (issue_epilogue_tables), so the epilogue waits on no global load. It reads one pair of
+ * bases per 2 outputs, multiplies by alpha and adds the bias, and stores the pair as one
+ * 8-byte store: the 4 lanes of a quad write one 32-byte sector of a pixel's row, whole.
  * Hopper runs .and.popc natively and emulates .xor.popc; both are here to measure it.
  *
  * What each change over the first version should buy (predictions, bnn-b16c256s28):
@@ -83,24 +84,25 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                 const float *__restrict__ alpha, const float *__restrict__ bias,
                 const int *__restrict__ bases, float *__restrict__ output, struct conv_shape s)
 {
-    __shared__ __align__(16) struct bmma_smem sm;
+    extern __shared__ __align__(16) unsigned char smem[];
+    struct bmma_smem &sm = *reinterpret_cast<struct bmma_smem *>(smem);
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
+    issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
     struct bmma_counts c;
     bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, sm, c);
 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int k0 = n0 + warp / WARPS_M * WARP_N + 2 * (lane % 4); /* + j * 8 + c */
-    const int pixels = s.n * s.h * s.w, kpad = padded_channels(s.cout);
-    const int classes_w = window_classes(s.w, s.ksize);
+    const int c0 = warp / WARPS_M * WARP_N + 2 * (lane % 4); /* the block's channel + j * 8 + e */
+    const int k0 = n0 + c0;
+    const int pixels = s.n * s.h * s.w;
+    const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
     float scale[N_FRAGS][2], shift[N_FRAGS][2];
 #pragma unroll
     for (int j = 0; j < N_FRAGS; j++)
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int k = k0 + j * 8 + e;
-            scale[j][e] = k < s.cout ? alpha[k] : 0.0f;
-            shift[j][e] = k < s.cout && bias ? bias[k] : 0.0f;
-        }
+        for (int e = 0; e < 2; e++)
+            scale[j][e] = sm.scale[c0 + j * 8 + e], shift[j][e] = sm.shift[c0 + j * 8 + e];
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
 #pragma unroll
@@ -108,14 +110,14 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
             const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
             if (pixel >= pixels)
                 continue;
-            const int *class_bases = bases + (size_t)sm.window_class[pixel - m0] * kpad;
+            const int *class_bases = tables.rows + sm.window_class[pixel - m0] * tables.stride;
             float *row = output + (size_t)pixel * s.cout;
 #pragma unroll
             for (int j = 0; j < N_FRAGS; j++) {
                 const int k = k0 + j * 8;
                 if (k >= s.cout)
                     continue;
-                const int2 base = *reinterpret_cast<const int2 *>(class_bases + k);
+                const int2 base = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
                 const int *count = c.acc[i][j] + 2 * h;
                 const float v0 = fmaf(
                     scale[j][0], (float)Op::sum(base.x, count[0], c.input_pop[i][h]), shift[j][0]);
@@ -139,8 +141,11 @@ static void launch_bmma(const struct conv_args *a, const uint32_t *input, const 
     const struct conv_shape *s = &a->shape;
     auto kernel = vector_rows(s, input, weights) ? conv2d_bmma<Op, true> : conv2d_bmma<Op, false>;
     const dim3 grid((s->n * s->h * s->w + BM - 1) / BM, (s->cout + BN - 1) / BN);
-    kernel<<<grid, BMMA_THREADS, 0, a->stream>>>(input, weights, a->scale, a->bias, bases,
-                                                 output_f32(a), *s);
+    const size_t smem = bmma_smem_bytes(s, bases);
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<grid, BMMA_THREADS, smem, a->stream>>>(input, weights, a->scale, a->bias, bases,
+                                                    output_f32(a), *s);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -26,39 +26,40 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                       const int *__restrict__ bases, uint32_t *__restrict__ output,
                       struct conv_shape s)
 {
-    __shared__ __align__(16) struct bmma_smem sm;
+    extern __shared__ __align__(16) unsigned char smem[];
+    struct bmma_smem &sm = *reinterpret_cast<struct bmma_smem *>(smem);
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
+    issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
     struct bmma_counts c;
     bmma_tile<bmma_and, VECTOR>(input, weights, s, m0, n0, sm, c);
 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int word_k = n0 + warp / WARPS_M * WARP_N; /* the warp's word: channels word_k.. */
-    const int bit0 = 2 * (lane % QUAD), k0 = word_k + bit0;
-    const int pixels = s.n * s.h * s.w, kpad = padded_channels(s.cout);
+    const int word_c = warp / WARPS_M * WARP_N, word_k = n0 + word_c; /* the warp's word */
+    const int bit0 = 2 * (lane % QUAD), c0 = word_c + bit0, k0 = n0 + c0;
+    const int pixels = s.n * s.h * s.w;
     const int words = WORDS_PER_PIXEL(s.cout);
+    const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
     float scale[N_FRAGS][2], shift[N_FRAGS][2];
 #pragma unroll
     for (int j = 0; j < N_FRAGS; j++)
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int k = k0 + j * 8 + e;
-            scale[j][e] = k < s.cout ? alpha[k] : 0.0f;
-            shift[j][e] = k < s.cout && bias ? bias[k] : 0.0f;
-        }
+        for (int e = 0; e < 2; e++)
+            scale[j][e] = sm.scale[c0 + j * 8 + e], shift[j][e] = sm.shift[c0 + j * 8 + e];
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             /* Every lane takes part in the shuffles; only pixels of the image are stored. */
             const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
-            const int *class_bases = bases + (size_t)sm.window_class[pixel - m0] * kpad;
+            const int *class_bases = tables.rows + sm.window_class[pixel - m0] * tables.stride;
             uint32_t bits = 0;
 #pragma unroll
             for (int j = 0; j < N_FRAGS; j++) {
                 const int k = k0 + j * 8;
                 if (k >= s.cout)
                     continue;
-                const int2 base = *reinterpret_cast<const int2 *>(class_bases + k);
+                const int2 base = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
                 const int *count = c.acc[i][j] + 2 * h;
                 const float v0 =
                     fmaf(scale[j][0], (float)bmma_and::sum(base.x, count[0], c.input_pop[i][h]),
@@ -84,7 +85,11 @@ extern "C" void launch_conv2d_bmma_fused(const struct conv_args *a)
         vector_rows(s, input, weights) ? conv2d_bmma_fused<true> : conv2d_bmma_fused<false>;
     const dim3 grid((s->n * s->h * s->w + BM - 1) / BM, (s->cout + BN - 1) / BN);
     /* The table of bases is the first thing in scratch (conv_bmma.cu, setup_conv2d_bmma_and). */
-    kernel<<<grid, BMMA_THREADS, 0, a->stream>>>(
-        input, weights, a->scale, a->bias, (const int *)a->scratch, (uint32_t *)a->output, *s);
+    const int *bases = (const int *)a->scratch;
+    const size_t smem = bmma_smem_bytes(s, bases);
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<grid, BMMA_THREADS, smem, a->stream>>>(input, weights, a->scale, a->bias, bases,
+                                                    (uint32_t *)a->output, *s);
     CUDA_CHECK_LAUNCH();
 }
