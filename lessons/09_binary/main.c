@@ -11,6 +11,8 @@
  *   build/bin/09_binary --preset bnn-b64c512s14 --variant bmma_and
  *   build/bin/09_binary --preset bnn-b16c256s28 --variant bmma_fused
  */
+#include <limits.h>
+
 #include "kernels.h"
 #include "lesson.h"
 
@@ -20,6 +22,16 @@
 static const char *channels_fit_grid(const struct conv_shape *s)
 {
     return s->cout <= MAX_GRID_Y * 32 ? NULL : "at most 2097120 output channels";
+}
+
+/* The tensor-core kernels address packed words with 32-bit offsets (bmma_tile.cuh). */
+static const char *bmma_shape_unsupported(const struct conv_shape *s)
+{
+    const size_t words = WORDS_PER_PIXEL(s->cin);
+    if ((size_t)s->n * s->h * s->w * words > INT_MAX ||
+        (size_t)s->cout * s->ksize * s->ksize * words > INT_MAX)
+        return "packed input and weights of at most 2^31 words each";
+    return channels_fit_grid(s);
 }
 
 static const struct conv_variant variants[] = {
@@ -46,7 +58,7 @@ static const struct conv_variant variants[] = {
      .what = "bit tensor cores, mma m16n8k256 .and.popc, popc(x) from one more mma against ones",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
-     .unsupported = channels_fit_grid,
+     .unsupported = bmma_shape_unsupported,
      .unsupported_gpu = bmma_unsupported,
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_and,
@@ -55,7 +67,7 @@ static const struct conv_variant variants[] = {
      .what = "the same kernel with .xor.popc (emulated on Hopper)",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
-     .unsupported = channels_fit_grid,
+     .unsupported = bmma_shape_unsupported,
      .unsupported_gpu = bmma_unsupported,
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_xor,
@@ -66,7 +78,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
      .output = OUTPUT_SIGN_BITS,
-     .unsupported = channels_fit_grid,
+     .unsupported = bmma_shape_unsupported,
      .unsupported_gpu = bmma_unsupported,
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_and,
@@ -75,7 +87,7 @@ static const struct conv_variant variants[] = {
      .what = "bmma_and on +1/-1 float NHWC input, packed to bits inside the timed run",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_NHWC,
-     .unsupported = channels_fit_grid,
+     .unsupported = bmma_shape_unsupported,
      .unsupported_gpu = bmma_unsupported,
      .scratch_bytes = pack_bmma_scratch_bytes,
      .setup = setup_conv2d_pack_bmma_and,
