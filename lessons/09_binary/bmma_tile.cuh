@@ -444,4 +444,37 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             out.input_pop[i][h] = sm.input_pop[warp_m * WARP_M + i * 16 + lane / 4 + 8 * h];
 }
 
+/* The epilogue's per-thread constants: alpha[k] and bias[k] of the 2 * N_FRAGS channels
+ * c0 + j * 8 + e it holds (c0 = the warp's first channel in the block + 2 (lane % 4)). */
+struct channel_affine {
+    float scale[N_FRAGS][2], shift[N_FRAGS][2];
+};
+
+static __device__ __forceinline__ struct channel_affine affine_at(const struct bmma_smem &sm,
+                                                                  int c0)
+{
+    struct channel_affine a;
+#pragma unroll
+    for (int j = 0; j < N_FRAGS; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+            a.scale[j][e] = sm.scale[c0 + j * 8 + e], a.shift[j][e] = sm.shift[c0 + j * 8 + e];
+    return a;
+}
+
+/* The layer's two outputs alpha * sum + bias at channels c0 + j * 8 and the next, pixel
+ * row (i, h), from the counts and the pixel's window-class bases. */
+template <typename Op>
+static __device__ __forceinline__ float2 output_pair(const struct channel_affine &a,
+                                                     const struct bmma_counts &c,
+                                                     const int *class_bases, int c0, int i, int j,
+                                                     int h)
+{
+    const int2 base = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
+    const int *count = c.acc[i][j] + 2 * h;
+    return make_float2(
+        fmaf(a.scale[j][0], (float)Op::sum(base.x, count[0], c.input_pop[i][h]), a.shift[j][0]),
+        fmaf(a.scale[j][1], (float)Op::sum(base.y, count[1], c.input_pop[i][h]), a.shift[j][1]));
+}
+
 #endif

@@ -97,12 +97,7 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
     const int k0 = n0 + c0;
     const int pixels = s.n * s.h * s.w;
     const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
-    float scale[N_FRAGS][2], shift[N_FRAGS][2];
-#pragma unroll
-    for (int j = 0; j < N_FRAGS; j++)
-#pragma unroll
-        for (int e = 0; e < 2; e++)
-            scale[j][e] = sm.scale[c0 + j * 8 + e], shift[j][e] = sm.shift[c0 + j * 8 + e];
+    const struct channel_affine affine = affine_at(sm, c0);
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
 #pragma unroll
@@ -117,18 +112,13 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                 const int k = k0 + j * 8;
                 if (k >= s.cout)
                     continue;
-                const int2 base = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
-                const int *count = c.acc[i][j] + 2 * h;
-                const float v0 = fmaf(
-                    scale[j][0], (float)Op::sum(base.x, count[0], c.input_pop[i][h]), shift[j][0]);
-                const float v1 = fmaf(
-                    scale[j][1], (float)Op::sum(base.y, count[1], c.input_pop[i][h]), shift[j][1]);
+                const float2 v = output_pair<Op>(affine, c, class_bases, c0, i, j, h);
                 if (s.cout % 2 == 0) { /* k is even: the pair is 8-byte aligned */
-                    *reinterpret_cast<float2 *>(row + k) = make_float2(v0, v1);
+                    *reinterpret_cast<float2 *>(row + k) = v;
                 } else {
-                    row[k] = v0;
+                    row[k] = v.x;
                     if (k + 1 < s.cout)
-                        row[k + 1] = v1;
+                        row[k + 1] = v.y;
                 }
             }
         }

@@ -40,12 +40,7 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
     const int pixels = s.n * s.h * s.w;
     const int words = WORDS_PER_PIXEL(s.cout);
     const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
-    float scale[N_FRAGS][2], shift[N_FRAGS][2];
-#pragma unroll
-    for (int j = 0; j < N_FRAGS; j++)
-#pragma unroll
-        for (int e = 0; e < 2; e++)
-            scale[j][e] = sm.scale[c0 + j * 8 + e], shift[j][e] = sm.shift[c0 + j * 8 + e];
+    const struct channel_affine affine = affine_at(sm, c0);
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
 #pragma unroll
@@ -59,16 +54,9 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                 const int k = k0 + j * 8;
                 if (k >= s.cout)
                     continue;
-                const int2 base = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
-                const int *count = c.acc[i][j] + 2 * h;
-                const float v0 =
-                    fmaf(scale[j][0], (float)bmma_and::sum(base.x, count[0], c.input_pop[i][h]),
-                         shift[j][0]);
-                const float v1 =
-                    fmaf(scale[j][1], (float)bmma_and::sum(base.y, count[1], c.input_pop[i][h]),
-                         shift[j][1]);
-                bits |= (uint32_t)(v0 >= 0.0f) << (j * 8 + bit0);
-                bits |= (uint32_t)(k + 1 < s.cout && v1 >= 0.0f) << (j * 8 + bit0 + 1);
+                const float2 v = output_pair<bmma_and>(affine, c, class_bases, c0, i, j, h);
+                bits |= (uint32_t)(v.x >= 0.0f) << (j * 8 + bit0);
+                bits |= (uint32_t)(k + 1 < s.cout && v.y >= 0.0f) << (j * 8 + bit0 + 1);
             }
             bits |= __shfl_xor_sync(FULL_WARP, bits, 1);
             bits |= __shfl_xor_sync(FULL_WARP, bits, 2);
