@@ -759,6 +759,19 @@ static float *run_layout_on_host(const struct conv_shape *s, int layout, void *c
     return out;
 }
 
+/* The end of one layout of the every-layout tests: its mismatches reported and
+ * checked, its buffers freed. */
+static void finish_layout(int layout, size_t bad, void **before, float *out, float *written)
+{
+    if (bad)
+        fprintf(stderr, "layout %s: %zu entries differ\n", cov_layout_names[layout], bad);
+    CHECK(bad == 0);
+    for (int i = 0; i < COV_TENSOR_COUNT; i++)
+        free(before[i]);
+    free(out);
+    free(written);
+}
+
 /* Each layout from the files and back on the host (what the harness does around a
  * run): the run's result in the layout passes the op's check, and back in the full
  * layout it is what op_slow makes of the files. */
@@ -782,13 +795,7 @@ static void files_every_layout(void)
         file[COV_OUT] = written;
         cov_op_to_files(s, layout, file, after);
         const size_t bad = mismatches_against_slow(&f, written, layout == COV_FULL);
-        if (bad)
-            fprintf(stderr, "layout %s: %zu entries differ\n", cov_layout_names[layout], bad);
-        CHECK(bad == 0);
-        for (int i = 0; i < COV_TENSOR_COUNT; i++)
-            free(before[i]);
-        free(out);
-        free(written);
+        finish_layout(layout, bad, before, out, written);
     }
     free_seed_files(&f);
 }
@@ -834,13 +841,7 @@ static void compact_files_every_layout(void)
                         bad += off_compact_gold(&f, out[at], c[c0], b, q, q2);
                     }
                 }
-        if (bad)
-            fprintf(stderr, "layout %s: %zu entries differ\n", cov_layout_names[layout], bad);
-        CHECK(bad == 0);
-        for (int i = 0; i < COV_TENSOR_COUNT; i++)
-            free(before[i]);
-        free(out);
-        free(written);
+        finish_layout(layout, bad, before, out, written);
     }
     free_compact_files(&f);
 }
