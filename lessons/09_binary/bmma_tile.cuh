@@ -444,32 +444,6 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             out.input_pop[i][h] = sm.input_pop[warp_m * WARP_M + i * 16 + lane / 4 + 8 * h];
 }
 
-/* What both kernels do before their epilogues: the block's tile of the layer at pixels
- * m0 = blockIdx.x * BM, channels n0 = blockIdx.y * BN, its epilogue tables copied with
- * the loop's first stage, and the loop's counts in c. */
-struct bmma_block {
-    struct bmma_smem *sm;
-    struct epilogue_tables tables;
-    int m0, n0;
-};
-
-template <typename Op, bool VECTOR>
-static __device__ __forceinline__ struct bmma_block
-run_block(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
-          const float *__restrict__ alpha, const float *__restrict__ bias,
-          const int *__restrict__ bases, const struct conv_shape &s, unsigned char *smem,
-          struct bmma_counts &c)
-{
-    struct bmma_block b;
-    b.sm = reinterpret_cast<struct bmma_smem *>(smem);
-    b.m0 = blockIdx.x * BM, b.n0 = blockIdx.y * BN;
-    int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
-    issue_epilogue_tables(alpha, bias, bases, s, b.n0, *b.sm, table);
-    bmma_tile<Op, VECTOR>(input, weights, s, b.m0, b.n0, *b.sm, c);
-    b.tables = epilogue_tables_at(bases, s, b.n0, table);
-    return b;
-}
-
 /* The epilogue's per-thread constants: alpha[k] and bias[k] of the 2 * N_FRAGS channels
  * c0 + j * 8 + e it holds (c0 = the warp's first channel in the block + 2 (lane % 4)). */
 struct channel_affine {

@@ -85,17 +85,18 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
                 const int *__restrict__ bases, float *__restrict__ output, struct conv_shape s)
 {
     extern __shared__ __align__(16) unsigned char smem[];
+    struct bmma_smem &sm = *reinterpret_cast<struct bmma_smem *>(smem);
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
+    issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
     struct bmma_counts c;
-    const struct bmma_block block =
-        run_block<Op, VECTOR>(input, weights, alpha, bias, bases, s, smem, c);
-    const struct bmma_smem &sm = *block.sm;
-    const int m0 = block.m0, n0 = block.n0;
+    bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, sm, c);
 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int c0 = warp / WARPS_M * WARP_N + 2 * (lane % 4); /* the block's channel + j * 8 + e */
     const int k0 = n0 + c0;
     const int pixels = s.n * s.h * s.w;
-    const struct epilogue_tables tables = block.tables;
+    const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
     const struct channel_affine affine = affine_at(sm, c0);
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
