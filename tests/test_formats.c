@@ -156,6 +156,19 @@ static void cudnn_row_is_the_fastest_passing(void)
     CHECK(fastest_passing(t + 2, 2) == -1);
 }
 
+/* An algorithm's time is its fastest round: a slow episode in one round is dropped, and
+ * the first round is kept whatever it measured (no stale screening time survives). */
+static void cudnn_time_is_the_fastest_round(void)
+{
+    struct timing kept = {.median_ms = 0.01}; /* a screening time, to be replaced */
+    keep_faster_round(&kept, (struct timing){.median_ms = 0.0683, .reps = 50}, 0);
+    CHECK(kept.median_ms == 0.0683 && kept.reps == 50);
+    keep_faster_round(&kept, (struct timing){.median_ms = 0.0534, .reps = 50}, 1);
+    CHECK(kept.median_ms == 0.0534);
+    keep_faster_round(&kept, (struct timing){.median_ms = 0.0690, .reps = 50}, 2);
+    CHECK(kept.median_ms == 0.0534);
+}
+
 static void jit_detection(void)
 {
     CHECK(binary_runs_jit("75", 9, 0)); /* sm_75 code, PTX for the H200 */
@@ -177,6 +190,7 @@ static const struct unit_case cases[] = {
     {"names_round_trip", names_round_trip},
     {"roofline_units", roofline_units},
     {"cudnn_row_is_the_fastest_passing", cudnn_row_is_the_fastest_passing},
+    {"cudnn_time_is_the_fastest_round", cudnn_time_is_the_fastest_round},
     {"jit_detection", jit_detection},
 };
 
