@@ -246,21 +246,14 @@ static __device__ __forceinline__ void issue_epilogue_tables(const float *__rest
             true);
 }
 
-/* Where the epilogue finds class c's base of channel n0 + k: rows[c * stride + k]
- * (counted again after the loop rather than held in registers through it). */
-struct epilogue_tables {
-    const int *rows;
-    int stride;
-};
-
-static __device__ __forceinline__ struct epilogue_tables
-epilogue_tables_at(const int *__restrict__ bases, const struct conv_shape &s, int n0,
-                   const int *table)
-{
-    if (bases_in_smem(&s, bases))
-        return {table, BN};
-    return {bases + n0, padded_channels(s.cout)};
-}
+/* Where the epilogue finds the block's bases: class c's base of channel n0 + k is
+ * rows[c * stride + k], in shared memory (the table, stride BN) when
+ * issue_epilogue_tables copied them there, else in global memory (bases + n0, the
+ * table's padded stride). A kernel calls its epilogue (forceinline) once with each,
+ * under a branch on bases_in_smem, so that each inlined copy knows which memory it
+ * reads. Through one pointer that could be either, the compiler emitted generic loads
+ * (LD.E, waited on like global loads) and kept each one after the stores before it:
+ * 16 round trips in a row per thread (the profile of the version before). */
 
 /* What a warp holds after the loop. acc[i][j][h * 2 + c]: pixel row i * 16 + lane / 4
  * + 8h of the warp's 32, channel j * 8 + 2 (lane % 4) + c of its 32; input_pop[i][h]:
@@ -462,19 +455,28 @@ static __device__ __forceinline__ struct channel_affine affine_at(const struct b
     return a;
 }
 
-/* The layer's two outputs alpha * sum + bias at channels c0 + j * 8 and the next, pixel
- * row (i, h), from the counts and the pixel's window-class bases. */
+/* The layer's outputs alpha * sum + bias of pixel row (i, h) at the thread's channels
+ * c0 + j * 8 and the next (v[j]), from the counts and the bases of the pixel's window
+ * class (class_bases: that class's row of the table). Every base is read before any is
+ * used, so the loads go out together: the table is padded to whole blocks of channels,
+ * so channels past cout are read too, and only their stores are skipped. */
 template <typename Op>
-static __device__ __forceinline__ float2 output_pair(const struct channel_affine &a,
-                                                     const struct bmma_counts &c,
-                                                     const int *class_bases, int c0, int i, int j,
-                                                     int h)
+static __device__ __forceinline__ void
+row_outputs(const struct channel_affine &a, const struct bmma_counts &c, const int *class_bases,
+            int c0, int i, int h, float2 (&v)[N_FRAGS])
 {
-    const int2 base = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
-    const int *count = c.acc[i][j] + 2 * h;
-    return make_float2(
-        fmaf(a.scale[j][0], (float)Op::sum(base.x, count[0], c.input_pop[i][h]), a.shift[j][0]),
-        fmaf(a.scale[j][1], (float)Op::sum(base.y, count[1], c.input_pop[i][h]), a.shift[j][1]));
+    int2 base[N_FRAGS];
+#pragma unroll
+    for (int j = 0; j < N_FRAGS; j++)
+        base[j] = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
+    const int pop = c.input_pop[i][h];
+#pragma unroll
+    for (int j = 0; j < N_FRAGS; j++) {
+        const int *count = c.acc[i][j] + 2 * h;
+        v[j] = make_float2(
+            fmaf(a.scale[j][0], (float)Op::sum(base[j].x, count[0], pop), a.shift[j][0]),
+            fmaf(a.scale[j][1], (float)Op::sum(base[j].y, count[1], pop), a.shift[j][1]));
+    }
 }
 
 #endif

@@ -76,6 +76,45 @@ static void count_bases(const struct conv_args *a, const uint32_t *weights, int 
     CUDA_CHECK_LAUNCH();
 }
 
+/* The epilogue: each pixel row's outputs from its class's bases (rows, stride: where
+ * they are, bmma_tile.cuh), stored as 8-byte pairs, the 4 lanes of a quad writing one
+ * 32-byte sector of the pixel's row. */
+template <typename Op>
+static __device__ __forceinline__ void
+store_values(const struct bmma_smem &sm, const struct bmma_counts &c, const int *rows, int stride,
+             float *__restrict__ output, const struct conv_shape &s, int m0, int n0)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int c0 = warp / WARPS_M * WARP_N + 2 * (lane % 4); /* the block's channel + j * 8 + e */
+    const int k0 = n0 + c0;
+    const int pixels = s.n * s.h * s.w;
+    const struct channel_affine affine = affine_at(sm, c0);
+#pragma unroll
+    for (int i = 0; i < M_FRAGS; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
+            if (pixel >= pixels)
+                continue;
+            float2 v[N_FRAGS];
+            row_outputs<Op>(affine, c, rows + sm.window_class[pixel - m0] * stride, c0, i, h, v);
+            float *row = output + (size_t)pixel * s.cout;
+#pragma unroll
+            for (int j = 0; j < N_FRAGS; j++) {
+                const int k = k0 + j * 8;
+                if (k >= s.cout)
+                    continue;
+                if (s.cout % 2 == 0) { /* k is even: the pair is 8-byte aligned */
+                    *reinterpret_cast<float2 *>(row + k) = v[j];
+                } else {
+                    row[k] = v[j].x;
+                    if (k + 1 < s.cout)
+                        row[k + 1] = v[j].y;
+                }
+            }
+        }
+}
+
 /* Three blocks (24 warps) per SM: at most 80 registers. bnn-b16c256s28's 392 blocks
  * then run in one wave on 132 SMs (at two per SM, in two). */
 template <typename Op, bool VECTOR>
@@ -91,37 +130,10 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
     issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
     struct bmma_counts c;
     bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, sm, c);
-
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int c0 = warp / WARPS_M * WARP_N + 2 * (lane % 4); /* the block's channel + j * 8 + e */
-    const int k0 = n0 + c0;
-    const int pixels = s.n * s.h * s.w;
-    const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
-    const struct channel_affine affine = affine_at(sm, c0);
-#pragma unroll
-    for (int i = 0; i < M_FRAGS; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
-            if (pixel >= pixels)
-                continue;
-            const int *class_bases = tables.rows + sm.window_class[pixel - m0] * tables.stride;
-            float *row = output + (size_t)pixel * s.cout;
-#pragma unroll
-            for (int j = 0; j < N_FRAGS; j++) {
-                const int k = k0 + j * 8;
-                if (k >= s.cout)
-                    continue;
-                const float2 v = output_pair<Op>(affine, c, class_bases, c0, i, j, h);
-                if (s.cout % 2 == 0) { /* k is even: the pair is 8-byte aligned */
-                    *reinterpret_cast<float2 *>(row + k) = v;
-                } else {
-                    row[k] = v.x;
-                    if (k + 1 < s.cout)
-                        row[k + 1] = v.y;
-                }
-            }
-        }
+    if (bases_in_smem(&s, bases))
+        store_values<Op>(sm, c, table, BN, output, s, m0, n0);
+    else
+        store_values<Op>(sm, c, bases + n0, padded_channels(s.cout), output, s, m0, n0);
 }
 
 template <typename Op>

@@ -19,6 +19,43 @@
 #define FULL_WARP 0xffffffffu
 #define QUAD 4
 
+/* The epilogue: each pixel row's signs from its class's bases (rows, stride: where they
+ * are, bmma_tile.cuh), one word per quad. */
+static __device__ __forceinline__ void store_signs(const struct bmma_smem &sm,
+                                                   const struct bmma_counts &c, const int *rows,
+                                                   int stride, uint32_t *__restrict__ output,
+                                                   const struct conv_shape &s, int m0, int n0)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int word_c = warp / WARPS_M * WARP_N, word_k = n0 + word_c; /* the warp's word */
+    const int bit0 = 2 * (lane % QUAD), c0 = word_c + bit0, k0 = n0 + c0;
+    const int pixels = s.n * s.h * s.w;
+    const int words = WORDS_PER_PIXEL(s.cout);
+    const struct channel_affine affine = affine_at(sm, c0);
+#pragma unroll
+    for (int i = 0; i < M_FRAGS; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            /* Every lane takes part in the shuffles; only pixels of the image are stored
+             * (those past it have window class 0, so their reads stay in the table). */
+            const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
+            float2 v[N_FRAGS];
+            row_outputs<bmma_and>(affine, c, rows + sm.window_class[pixel - m0] * stride, c0, i, h,
+                                  v);
+            uint32_t bits = 0;
+#pragma unroll
+            for (int j = 0; j < N_FRAGS; j++) {
+                const int k = k0 + j * 8;
+                bits |= (uint32_t)(k < s.cout && v[j].x >= 0.0f) << (j * 8 + bit0);
+                bits |= (uint32_t)(k + 1 < s.cout && v[j].y >= 0.0f) << (j * 8 + bit0 + 1);
+            }
+            bits |= __shfl_xor_sync(FULL_WARP, bits, 1);
+            bits |= __shfl_xor_sync(FULL_WARP, bits, 2);
+            if (pixel < pixels && lane % QUAD == 0 && word_k < s.cout)
+                output[(size_t)pixel * words + word_k / BITS_PER_WORD] = bits;
+        }
+}
+
 template <bool VECTOR>
 __global__ void __launch_bounds__(BMMA_THREADS, 3)
     conv2d_bmma_fused(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
@@ -33,36 +70,10 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
     issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
     struct bmma_counts c;
     bmma_tile<bmma_and, VECTOR>(input, weights, s, m0, n0, sm, c);
-
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int word_c = warp / WARPS_M * WARP_N, word_k = n0 + word_c; /* the warp's word */
-    const int bit0 = 2 * (lane % QUAD), c0 = word_c + bit0, k0 = n0 + c0;
-    const int pixels = s.n * s.h * s.w;
-    const int words = WORDS_PER_PIXEL(s.cout);
-    const struct epilogue_tables tables = epilogue_tables_at(bases, s, n0, table);
-    const struct channel_affine affine = affine_at(sm, c0);
-#pragma unroll
-    for (int i = 0; i < M_FRAGS; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            /* Every lane takes part in the shuffles; only pixels of the image are stored. */
-            const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
-            const int *class_bases = tables.rows + sm.window_class[pixel - m0] * tables.stride;
-            uint32_t bits = 0;
-#pragma unroll
-            for (int j = 0; j < N_FRAGS; j++) {
-                const int k = k0 + j * 8;
-                if (k >= s.cout)
-                    continue;
-                const float2 v = output_pair<bmma_and>(affine, c, class_bases, c0, i, j, h);
-                bits |= (uint32_t)(v.x >= 0.0f) << (j * 8 + bit0);
-                bits |= (uint32_t)(k + 1 < s.cout && v.y >= 0.0f) << (j * 8 + bit0 + 1);
-            }
-            bits |= __shfl_xor_sync(FULL_WARP, bits, 1);
-            bits |= __shfl_xor_sync(FULL_WARP, bits, 2);
-            if (pixel < pixels && lane % QUAD == 0 && word_k < s.cout)
-                output[(size_t)pixel * words + word_k / BITS_PER_WORD] = bits;
-        }
+    if (bases_in_smem(&s, bases))
+        store_signs(sm, c, table, BN, output, s, m0, n0);
+    else
+        store_signs(sm, c, bases + n0, padded_channels(s.cout), output, s, m0, n0);
 }
 
 extern "C" void launch_conv2d_bmma_fused(const struct conv_args *a)
