@@ -8,10 +8,18 @@
 
 #include "timing.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Enqueues one run on buffer set `set` (0 .. sets-1) on the timer's stream. */
 typedef void (*enqueue_set_fn)(void *context, int set);
 
 struct timing gpu_time_sets(enqueue_set_fn run, void *context, int sets, cudaStream_t stream,
                             int warmup, int reps);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

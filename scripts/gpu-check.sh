@@ -7,7 +7,8 @@
 #           limits it to some lessons, for machines that cap one command's time
 #   extras  PyTorch's rows (scripts/pytorch_rows.py, and scripts/pytorch_covariance.py
 #           for lesson 10), the cross-lesson agreement of the cuDNN rows
-#           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, the plots
+#           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, what the
+#           timing protocol adds to a kernel (launch_floor), the plots
 # No stage: all three, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
 # frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
@@ -75,6 +76,8 @@ for stage in "${stages[@]}"; do
         cat "$out/sgemm.log" >>"$summary"
         step mma_rate "$root/build/bin/mma_rate"
         cat "$out/mma_rate.log" >>"$summary"
+        step launch_floor "$root/build/bin/launch_floor"
+        cat "$out/launch_floor.log" >>"$summary"
         step plots "$py" "$root/plots/plot.py" "$csv" --out "$work/img"
         [ -s "$work/frames.csv" ] &&
             step plot_frames "$py" "$root/plots/plot_frames.py" "$work/frames.csv" --out "$work/img"
