@@ -11,7 +11,8 @@
  *     that a tile of A is a box of the NHWC input: 64 channels of that rectangle, moved
  *     by the tap (r - R/2, s - S/2).
  *   - k runs tap by tap, 64 channels at a time: a k-step is one tap and 64 channels, a
- *     row of 128 bytes per pixel (A) and per output channel (B).
+ *     row of 128 bytes per pixel (A) and per output channel (B). Taps that move the
+ *     rectangle wholly off the image would multiply only zeros: the block skips them.
  *   - 3 warpgroups with different jobs (warp specialisation). In warpgroup 0, the
  *     producer, one thread issues the two TMA loads of each k-step: A from a 4-D tensor
  *     map over the input, B from a 3-D one over the weights. Warpgroups 1 and 2, the
@@ -247,6 +248,18 @@ static struct pixel_tiling pixel_tiling_of(const struct conv_shape *s)
     return t;
 }
 
+/* The taps t = 0..ksize-1 along one axis whose moved window of the block's pixels,
+ * first + t - radius .. first + t - radius + extent - 1, overlaps 0..size-1: lo..hi. The
+ * others would load only the TMA's zeros and multiply them, so neither side spends a
+ * k-step on them. The centre tap, the block's own pixels, always overlaps. */
+static __device__ __forceinline__ void taps_overlapping(int first, int extent, int size, int ksize,
+                                                        int *lo, int *hi)
+{
+    const int radius = ksize / 2;
+    *lo = max(0, radius - first - extent + 1);
+    *hi = min(ksize - 1, radius + size - 1 - first);
+}
+
 /* The warp-specialised kernel. input_map: the NHWC input as C x W x H x N (innermost
  * first), box 64 x BW x BH x 1. weight_map: the KRSC weights as C x (R*S) x K, box
  * 64 x 1 x 128. Block (x, y): output channels 128 x from there, pixel rectangle
@@ -273,7 +286,11 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
     const int x0 = tile_x << tiling.width_log2, y0 = tile_y * (WG_BM >> tiling.width_log2);
     const int j0 = blockIdx.x * WG_BN;
     const int radius = s.ksize / 2;
-    const int steps = s.ksize * s.ksize * ceil_div(s.cin, TMA_BOX_CHANNELS);
+    /* Its k-steps: taps r_lo..r_hi x s_lo..s_hi, 64 channels at a time. */
+    int r_lo, r_hi, s_lo, s_hi;
+    taps_overlapping(y0, WG_BM >> tiling.width_log2, s.h, s.ksize, &r_lo, &r_hi);
+    taps_overlapping(x0, 1 << tiling.width_log2, s.w, s.ksize, &s_lo, &s_hi);
+    const int steps = (r_hi - r_lo + 1) * (s_hi - s_lo + 1) * ceil_div(s.cin, TMA_BOX_CHANNELS);
 
     /* Every stage's barriers start in phase 0: full waits for the producer's one arrival
      * (and the bytes it announces), empty for one arrival per consumer warp. */
@@ -296,7 +313,7 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
         if (threadIdx.x == 0) {
             tma_prefetch(&input_map);
             tma_prefetch(&weight_map);
-            int stage = 0, phase = 0, tap_r = 0, tap_s = 0, c0 = 0;
+            int stage = 0, phase = 0, tap_r = r_lo, tap_s = s_lo, c0 = 0;
             for (int t = 0; t < steps; t++) {
                 if (t >= TMA_STAGES)
                     barrier_wait(&empty[stage], phase ^ 1);
@@ -311,8 +328,8 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
                 tma_load_3d(b_tile, &weight_map, &full[stage], c0, tap_r * s.ksize + tap_s, j0);
                 if ((c0 += TMA_BOX_CHANNELS) >= s.cin) {
                     c0 = 0;
-                    if (++tap_s == s.ksize) {
-                        tap_s = 0;
+                    if (++tap_s > s_hi) {
+                        tap_s = s_lo;
                         tap_r++;
                     }
                 }
