@@ -20,7 +20,8 @@
  *   - TMA_STAGES stages of 32 KB form a ring with two mbarriers per stage: `full`
  *     completes when the stage's bytes have landed, `empty` when the 8 consumer warps
  *     are done reading it. No __syncthreads in the loop: each side waits only for the
- *     barrier the other side signals, and the loads run up to TMA_STAGES steps ahead.
+ *     barrier the other side signals, and the loads run up to TMA_STAGES - 1 steps
+ *     ahead of the multiplies.
  *   - The TMA writes zeros for what lies outside a tensor, negative coordinates
  *     included: that is the convolution's zero padding, and the zeros past the last
  *     channel, pixel and output channel.
@@ -59,8 +60,9 @@
 #define WG_TILE_CHUNKS ((WG_BM + WG_BN) * WG_CHUNKS) /* one stage: A, then B */
 
 /* The TMA kernel: a producer warpgroup and 2 consumer warpgroups. 6 stages of 32 KB
- * (197 KB with the alignment slack) keep 4 steps of loads in flight behind the 2 stages
- * the consumers hold; 7 would fit too (225 KB), 8 would not (227 KB per block at most). */
+ * (193 KB with the alignment slack) keep at least 4 steps of loads in flight beside the
+ * 2 stages the consumers hold; 7 would fit too (225 KB), 8 would not (227 KB per block
+ * at most). */
 #define TMA_STAGES 6
 #define TMA_THREADS 384
 #define TMA_CONSUMER_WARPS 8
@@ -231,7 +233,7 @@ struct pixel_tiling {
 
 /* BW = the power of two >= w, at most 128: narrow images waste no columns beyond the
  * power of two, wide ones get rows of 128 pixels. */
-static __host__ __device__ inline int tile_width_log2(int w)
+static int tile_width_log2(int w)
 {
     int log2 = 0;
     while ((1 << log2) < w && (1 << log2) < WG_BM)
