@@ -73,7 +73,7 @@ static_assert(TMA_SMEM_BYTES + 2 * TMA_STAGES * 8 <= 227 * 1024, "the ring fits 
 
 /* The gather kernel: 2 warpgroups that all copy, then all multiply. */
 #define GATHER_STAGES 4
-#define GATHER_AHEAD (GATHER_STAGES - 1 - WG_IN_FLIGHT) /* tiles being copied ahead */
+#define GATHER_AHEAD (GATHER_STAGES - 1 - WG_IN_FLIGHT) /* tiles being loaded ahead */
 #define GATHER_THREADS 256
 #define GATHER_SMEM_BYTES (GATHER_STAGES * WG_TILE_CHUNKS * CHUNK_BYTES + WG_SWIZZLE_ATOM)
 
@@ -151,8 +151,8 @@ static __device__ __forceinline__ void pin_accumulators(float (&d)[64])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* Makes this thread's shared-memory writes (cp.async, stores) visible to the async
- * proxy that wgmma reads through. */
+/* Makes this thread's shared-memory stores visible to the async proxy that wgmma reads
+ * through. */
 static __device__ __forceinline__ void fence_async_proxy(void)
 {
 #if CONV_HAVE_WGMMA
@@ -380,11 +380,11 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
 
 /* The fallback for channel counts the TMA cannot read: the tile_loader of the mma
  * kernels gathers each element on its own into the same swizzled tiles
- * (tile_chunk<8, true>), by all 256 threads into a 4-stage ring. cp.async and plain
- * stores write through the generic proxy and wgmma reads through the async proxy: a
- * fence.proxy.async between the writes and the barrier. One tile's wgmmas stay in
- * flight while the warps wait for the next tile: the ring holds the tile being read,
- * the tile in flight, and two being copied. Block y computes pixels
+ * (tile_chunk<8, true>), by all 256 threads into a 4-stage ring, with plain loads and
+ * stores. Stores write through the generic proxy and wgmma reads through the async
+ * proxy: a fence.proxy.async between the stores and the barrier. One tile's wgmmas stay
+ * in flight while the warps go on: the ring holds the tile being read, the tile in
+ * flight, and two being filled. Block y computes pixels
  * (first_tile + y) * 128.. in N*H*W order. */
 template <typename Op>
 __global__ void __launch_bounds__(GATHER_THREADS, 1)
@@ -408,20 +408,18 @@ __global__ void __launch_bounds__(GATHER_THREADS, 1)
     float acc[64] = {};
 
     /* One stage is read by the wgmmas still in flight, one by those issued now, and
-     * the copies run GATHER_AHEAD tiles ahead into the others. */
+     * the loads run GATHER_AHEAD tiles ahead into the others. */
     for (int t = 0; t < GATHER_AHEAD; t++) {
         if (t < tiles) {
             load.template load<false, true>(ring + t * WG_TILE_CHUNKS,
                                             ring + t * WG_TILE_CHUNKS + WG_BM * WG_CHUNKS);
             load.template advance<false>();
         }
-        commit_copies();
     }
 
     for (int t = 0; t < tiles; t++) {
-        wait_copies<GATHER_AHEAD - 1>();
         fence_async_proxy();
-        /* Tile t landed for everyone; everyone's wgmmas on tile t - 2 have completed
+        /* Tile t is stored for everyone; everyone's wgmmas on tile t - 2 have completed
          * (wgmma_wait<WG_IN_FLIGHT> below), so its stage can be refilled. */
         __syncthreads();
         const int fill = t + GATHER_AHEAD;
@@ -430,14 +428,13 @@ __global__ void __launch_bounds__(GATHER_THREADS, 1)
             load.template load<false, true>(stage, stage + WG_BM * WG_CHUNKS);
             load.template advance<false>();
         }
-        commit_copies();
 
         const uint4 *a_tile =
             ring + t % GATHER_STAGES * WG_TILE_CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
         const uint4 *b_tile = ring + t % GATHER_STAGES * WG_TILE_CHUNKS + WG_BM * WG_CHUNKS;
         multiply_step<Op>(acc, a_tile, b_tile);
-        /* Tile t's wgmmas keep running while the warps go on to wait for tile t + 1
-         * and start its copies. */
+        /* Tile t's wgmmas keep running while the warps go on to the barrier of tile
+         * t + 1 and load tile t + 3. */
         wgmma_wait<WG_IN_FLIGHT>();
         pin_accumulators(acc);
     }
