@@ -1,0 +1,179 @@
+/* Hopper's asynchronous pipeline, one short wrapper per instruction, for the
+ * warp-specialised kernel of conv_wgmma.cu (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
+ * CUDA driver API: "Tensor Map Object Management").
+ *
+ *   tensor map  128 bytes the host encodes once per launch: a global tensor's base
+ *               address, sizes and strides, the box one copy moves, and the swizzle the
+ *               box gets in shared memory. The kernel receives it as a __grid_constant__
+ *               parameter and names it by address.
+ *   TMA load    cp.async.bulk.tensor: ONE thread asks the Tensor Memory Accelerator for
+ *               a whole box at some coordinates. Parts of the box outside the tensor
+ *               (negative coordinates included) arrive as zeros. No registers, no
+ *               address arithmetic per element, no other thread involved.
+ *   mbarrier    a 64-bit counter in shared memory with a phase bit. A phase completes
+ *               when the expected number of threads has arrived AND the bytes announced
+ *               by arrive.expect_tx have landed (the TMA unit counts them down); then
+ *               the phase bit flips and waiters on that phase's parity go on.
+ *
+ * The device wrappers exist on sm_90 and newer; conv_wgmma.cu builds its TMA kernel for
+ * sm_90a only and never launches it elsewhere. For the kernels (.cu) only. */
+#ifndef TMA_PIPELINE_CUH
+#define TMA_PIPELINE_CUH
+
+#include <cuda.h> /* CUtensorMap and the encoder's types only: nothing links libcuda */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda_check.h"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TMA_PIPELINE_DEVICE 1
+#else
+#define TMA_PIPELINE_DEVICE 0
+#endif
+
+static __device__ __forceinline__ uint32_t smem_address(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* An mbarrier whose phases each wait for `count` arrivals (plus any announced bytes). */
+static __device__ __forceinline__ void barrier_init(uint64_t *bar, uint32_t count)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count)
+                 : "memory");
+#endif
+}
+
+/* After the inits, before the __syncthreads that publishes them: orders this thread's
+ * mbarrier.init before the other threads' and the TMA unit's use of the barriers.
+ * fence.mbarrier_init covers the threads; the proxy fence also orders the writes for the
+ * async proxy, as the CUDA programming guide's TMA example does. */
+static __device__ __forceinline__ void barrier_init_fence(void)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("fence.mbarrier_init.release.cluster;\n"
+                 "fence.proxy.async.shared::cta;\n" ::
+                     : "memory");
+#endif
+}
+
+/* One arrival that also announces `bytes` more bytes for the current phase: the phase
+ * cannot complete before the TMA loads of those bytes have landed. */
+static __device__ __forceinline__ void barrier_expect_bytes(uint64_t *bar, uint32_t bytes)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile(
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)),
+        "r"(bytes)
+        : "memory");
+#endif
+}
+
+/* One arrival, with release semantics: this thread's earlier work is visible to
+ * whoever then waits for the phase. */
+static __device__ __forceinline__ void barrier_arrive(uint64_t *bar)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+#endif
+}
+
+/* Waits until the phase of parity `parity` (0 even, 1 odd) has completed. Only the
+ * current phase or the one before it may be named: the pipeline's bookkeeping makes
+ * sure of that. try_wait may give up after a time limit, hence the loop. */
+static __device__ __forceinline__ void barrier_wait(uint64_t *bar, uint32_t parity)
+{
+#if TMA_PIPELINE_DEVICE
+    const uint32_t address = smem_address(bar);
+    uint32_t done;
+    do {
+        asm volatile("{\n"
+                     ".reg .pred complete;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, complete;\n"
+                     "}\n"
+                     : "=r"(done)
+                     : "r"(address), "r"(parity)
+                     : "memory");
+    } while (!done);
+#endif
+}
+
+/* Brings a tensor map into the TMA unit's cache before its first use. */
+static __device__ __forceinline__ void tma_prefetch(const CUtensorMap *map)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+#endif
+}
+
+/* The box of `map` whose first element is at coordinates (c0, c1, c2[, c3]), innermost
+ * first, into shared memory at dst; its bytes count down `bar`'s announced bytes. */
+static __device__ __forceinline__ void tma_load_3d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                                   int c0, int c1, int c2)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_address(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1),
+                 "r"(c2)
+                 : "memory");
+#endif
+}
+
+static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                                   int c0, int c1, int c2, int c3)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_address(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1),
+                 "r"(c2), "r"(c3)
+                 : "memory");
+#endif
+}
+
+/* The driver's tensor-map encoder, found through the runtime once, so that the lesson
+ * links the runtime alone (statically) and not libcuda. */
+typedef decltype(&cuTensorMapEncodeTiled) tensor_map_encoder;
+
+static tensor_map_encoder find_tensor_map_encoder(void)
+{
+    static const tensor_map_encoder encode = [] {
+        void *fn = NULL;
+        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+        /* 12000: the function as CUDA 12.0 introduced it. */
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                    cudaEnableDefault, &found));
+        if (found != cudaDriverEntryPointSuccess || fn == NULL) {
+            fprintf(stderr, "error: the CUDA driver has no cuTensorMapEncodeTiled\n");
+            exit(1);
+        }
+        return reinterpret_cast<tensor_map_encoder>(fn);
+    }();
+    return encode;
+}
+
+/* A tensor map over `rank` dimensions of 2-byte elements at base: dims innermost first,
+ * strides in bytes of dimensions 1.., box in elements. Out-of-bounds elements read as
+ * zero, and the box lands in the 128-byte swizzle that wgmma's descriptors read. */
+static void encode_tensor_map(CUtensorMap *map, CUtensorMapDataType type, int rank,
+                              const void *base, const cuuint64_t *dims, const cuuint64_t *strides,
+                              const cuuint32_t *box, const char *what)
+{
+    const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+    const CUresult result = find_tensor_map_encoder()(
+        map, type, (cuuint32_t)rank, const_cast<void *>(base), dims, strides, box, element_strides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS) {
+        fprintf(stderr, "error: cuTensorMapEncodeTiled failed for the %s (CUresult %d)\n", what,
+                (int)result);
+        exit(1);
+    }
+}
+
+#endif
