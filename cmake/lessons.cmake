@@ -1,4 +1,5 @@
-# add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>... [CASES "<name>=<flags>"...])
+# add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>... [CASES "<name>=<flags>"...]
+#            [SANITIZE_ARGS <flags>...])
 # add_lesson(<folder> OP SOURCES <files>... CASES ... [CPU_VARIANTS <names>...]
 #            [SANITIZE_ARGS <flags>...] [BAD_CASES "<name>=<flags>"...])
 #
@@ -8,7 +9,8 @@
 #   <folder>.bad.<case>    bad flags rejected with exit 2 and one error line (label cpu:
 #                          validation happens before any GPU work)
 #   <folder>.memcheck ...  compute-sanitizer memcheck, racecheck and synccheck at a
-#                          small size (label sanitize), for GPU lessons
+#                          small size (label sanitize), for GPU lessons; with
+#                          SANITIZE_ARGS also <folder>.memcheck.own ... on those flags
 # MULTICHANNEL lessons also get batched multi-channel cases; CASES adds a lesson's own
 # awkward sizes, run like the others. An OP lesson (its problem is not the convolution,
 # common/op.h) gets only its own CASES, each run with every variant (label gpu) and
@@ -76,13 +78,15 @@ function(_conv_add_cases target label prefix)
   endforeach()
 endfunction()
 
-function(_conv_add_sanitizers target)
+# The three tools on one problem; suffix tells a lesson's own problem from the shared one.
+function(_conv_add_sanitizers target suffix)
   if(COMPUTE_SANITIZER)
     foreach(tool memcheck racecheck synccheck)
-      add_test(NAME ${target}.${tool}
+      add_test(NAME ${target}.${tool}${suffix}
         COMMAND ${CMAKE_SOURCE_DIR}/tests/run_sanitizer.sh ${COMPUTE_SANITIZER} ${tool}
                 $<TARGET_FILE:${target}> ${ARGN})
-      set_tests_properties(${target}.${tool} PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77)
+      set_tests_properties(${target}.${tool}${suffix} PROPERTIES LABELS sanitize
+                           SKIP_RETURN_CODE 77)
     endforeach()
   endif()
 endfunction()
@@ -101,7 +105,7 @@ function(_conv_add_op_lesson target)
     endforeach()
   endforeach()
   _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES} ${L_BAD_CASES})
-  _conv_add_sanitizers(${target} ${L_SANITIZE_ARGS})
+  _conv_add_sanitizers(${target} "" ${L_SANITIZE_ARGS})
 endfunction()
 
 function(add_lesson target)
@@ -136,9 +140,12 @@ function(add_lesson target)
 
   if(NOT L_CPU)
     if(L_MULTICHANNEL)
-      _conv_add_sanitizers(${target} ${CONV_SANITIZE_MULTICHANNEL_ARGS})
+      _conv_add_sanitizers(${target} "" ${CONV_SANITIZE_MULTICHANNEL_ARGS})
     else()
-      _conv_add_sanitizers(${target} ${CONV_SANITIZE_ARGS})
+      _conv_add_sanitizers(${target} "" ${CONV_SANITIZE_ARGS})
+    endif()
+    if(L_SANITIZE_ARGS) # a path of the lesson's that the shared problem does not reach
+      _conv_add_sanitizers(${target} ".own" ${L_SANITIZE_ARGS})
     endif()
   endif()
 endfunction()
