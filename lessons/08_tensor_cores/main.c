@@ -36,8 +36,8 @@ static const struct conv_variant variants[] = {
      .layout = LAYOUT_NHWC,
      .run = launch_conv2d_mma_tf32},
     {.name = "wgmma_fp16",
-     .what = "Hopper's wgmma m64n128k16, warp-specialised: a TMA producer, 2 consumer "
-             "warpgroups, 6-stage mbarrier ring",
+     .what = "Hopper's wgmma, warp-specialised: a TMA producer, 2 consumer warpgroups, "
+             "128x256 tiles (128x128 below 256 output channels)",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
      .unsupported_gpu = wgmma_unsupported,
