@@ -22,10 +22,11 @@
 #define CONTENDER_FACTOR 1.5
 #define HOPELESS_FACTOR 4.0
 /* The contenders' full timings are taken in rounds, this far apart, and each keeps its
- * fastest round: on the H200 a reading of cuDNN fp16/bf16 NHWC is now and then 20-30 %
- * slow, minimum included, for 10-20 ms at a time in the middle of a process (same
- * algorithm, same kernel), and one such episode made the rows of one problem differ by
- * 28 % between two lessons. */
+ * fastest round: on the H200 a reading of cuDNN fp16/bf16 NHWC is now and then 20-60 %
+ * slow, minimum included, for a stretch of tens of ms in the middle of a process (same
+ * algorithm, same kernel), and one such stretch made the rows of one problem differ by
+ * 28 % between two lessons. Rounds make a slow row rarer; a stretch longer than the
+ * rounds still gets through (docs/harness.md, section 6). */
 #define ROUNDS 3
 #define ROUND_GAP_MS 30
 

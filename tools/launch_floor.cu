@@ -3,9 +3,9 @@
  * queued back to back, median of the repetitions. Here the run is one kernel that does
  * nothing but wait a known time on the GPU's global timer, in as many blocks as a
  * lesson-09 layer launches, so a row's median minus that time is the protocol's own
- * cost: the launch and the two events. A kernel that waits 0 us shows the floor no
- * single-launch row can go under. A median shorter than the wait would be a timer that
- * misses part of the run: the tool then fails (exit 1).
+ * cost: the launch and the two events. A kernel that waits 0 us shows what a launch
+ * that does nothing reads. A median shorter than the wait would be a timer that misses
+ * part of the run: the tool then fails (exit 1).
  *
  *   build/bin/launch_floor
  */
