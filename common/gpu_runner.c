@@ -1,11 +1,11 @@
 #include "gpu_runner.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "alloc.h"
 #include "cuda_check.h"
 #include "gpu_timer.h"
+#include "verify.h"
 
 static struct dims4 input_dims(const struct conv_shape *s)
 {
@@ -49,18 +49,16 @@ static void upload(void *device, const float *nchw, struct dims4 d, const struct
 }
 
 void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
-                        enum layout l, enum output_format o, int sets, draw_input_fn draw,
-                        void *draw_context, const float *weights, const float *bias,
-                        cudaStream_t stream)
+                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
+                        const float *weights, const float *bias, cudaStream_t stream)
 {
     b->shape = *s;
     b->dtype = d;
     b->layout = l;
-    b->output_format = o;
     b->sets = sets;
     b->stream = stream;
     b->input_bytes = tensor_bytes(input_dims(s), d, l);
-    b->output_bytes = output_tensor_bytes(output_dims(s), d, l, o);
+    b->output_bytes = output_tensor_bytes(output_dims(s), d, l, OUTPUT_VALUES);
     b->weight_bytes = tensor_bytes(weight_dims(s), d, l);
     float *input = host_alloc(input_count(s) * sizeof *input, "an input buffer set");
     for (int i = 0; i < sets; i++) {
@@ -74,19 +72,11 @@ void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum 
     b->weights = gpu_alloc(b->weight_bytes, "the weights");
     upload(b->weights, weights, weight_dims(s), b, b->weight_bytes);
     b->bias = NULL;
-    b->scale = NULL;
     if (s->bias) {
         size_t bias_bytes = bias_count(s) * sizeof(float);
         b->bias = gpu_alloc(bias_bytes, "the bias");
         CUDA_CHECK(cudaMemcpy(b->bias, bias, bias_bytes, cudaMemcpyHostToDevice));
     }
-}
-
-void gpu_buffers_upload_scale(struct gpu_buffers *b, const float *scale)
-{
-    size_t bytes = (size_t)b->shape.cout * sizeof(float);
-    b->scale = gpu_alloc(bytes, "the scaling factors");
-    CUDA_CHECK(cudaMemcpy(b->scale, scale, bytes, cudaMemcpyHostToDevice));
 }
 
 void gpu_buffers_free(struct gpu_buffers *b)
@@ -98,22 +88,7 @@ void gpu_buffers_free(struct gpu_buffers *b)
     CUDA_CHECK(cudaFree(b->weights));
     if (b->bias)
         CUDA_CHECK(cudaFree(b->bias));
-    if (b->scale)
-        CUDA_CHECK(cudaFree(b->scale));
-    b->scale = NULL;
     b->sets = 0;
-}
-
-struct conv_args gpu_args(const struct gpu_buffers *b, int set)
-{
-    struct conv_args a = {.shape = b->shape,
-                          .input = b->input[set],
-                          .weights = b->weights,
-                          .bias = b->bias,
-                          .scale = b->scale,
-                          .output = b->output[set],
-                          .stream = b->stream};
-    return a;
 }
 
 void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, float *host_out)
@@ -123,11 +98,8 @@ void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, fl
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
     void *staged = host_alloc(b->output_bytes, "the output's conversion");
     CUDA_CHECK(cudaMemcpy(staged, b->output[0], b->output_bytes, cudaMemcpyDeviceToHost));
-    if (b->output_format == OUTPUT_SIGN_BITS)
-        memcpy(host_out, staged, b->output_bytes);
-    else
-        tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype),
-                       output_layout(b->layout), host_out);
+    tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype),
+                   output_layout(b->layout), host_out);
     free(staged);
 }
 

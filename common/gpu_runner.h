@@ -1,8 +1,9 @@
-/* Running and timing work on the GPU: device events around the launches only,
- * warm-up first, median and min of many runs, and for problems that would sit in L2
- * a rotation over several input/output buffer sets so each run reads from DRAM as a
- * real layer would. Each set holds its own input, converted to the format of the
- * variants that run on it before timing. */
+/* Buffer rotation, and the convolution's buffers for cuDNN's rows (cudnn_rows.h), run
+ * and timed as the harness times every variant (op_run.h): device events around the
+ * launches only, warm-up first, median and min of many runs, and for problems that
+ * would sit in L2 a rotation over several input/output buffer sets so each run reads
+ * from DRAM as a real layer would. Each set holds its own input, converted to the
+ * format before timing. */
 #ifndef GPU_RUNNER_H
 #define GPU_RUNNER_H
 
@@ -12,7 +13,6 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_problem.h"
-#include "lesson.h"
 #include "tensor_format.h"
 #include "timing.h"
 
@@ -24,13 +24,11 @@ struct gpu_buffers {
     struct conv_shape shape;
     enum dtype dtype; /* of input and weights; the output is output_dtype(dtype) */
     enum layout layout;
-    enum output_format output_format; /* what the variants run on these buffers write */
     int sets;
     void *input[MAX_BUFFER_SETS];
     void *output[MAX_BUFFER_SETS];
     void *weights;
     float *bias;
-    float *scale; /* binary: alpha per output channel (gpu_buffers_upload_scale), else NULL */
     size_t input_bytes, output_bytes, weight_bytes;
     cudaStream_t stream;
 };
@@ -43,22 +41,18 @@ size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
                         enum output_format o);
 /* Sets to rotate over for this L2 size, limited by the memory available. */
 int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes);
-/* Allocates the sets, converts and uploads each set's input, the weights and the bias. */
+/* Allocates the sets, converts and uploads each set's input, the weights and the bias;
+ * the outputs hold values (OUTPUT_VALUES). */
 void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
-                        enum layout l, enum output_format o, int sets, draw_input_fn draw,
-                        void *draw_context, const float *weights, const float *bias,
-                        cudaStream_t stream);
-/* A binary layer's scaling factors (cout floats), passed to kernels as conv_args.scale. */
-void gpu_buffers_upload_scale(struct gpu_buffers *b, const float *scale);
+                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
+                        const float *weights, const float *bias, cudaStream_t stream);
 void gpu_buffers_free(struct gpu_buffers *b);
-struct conv_args gpu_args(const struct gpu_buffers *b, int set);
 
-/* Something to run on buffer set `set`: a lesson variant or cuDNN. */
+/* Something to run on buffer set `set`. */
 typedef void (*enqueue_fn)(void *context, const struct gpu_buffers *b, int set);
 
 /* Poisons output set 0 with NaN (all bits set), runs once, waits, and copies it to
- * host_out as float32 NCHW; packed signs (OUTPUT_SIGN_BITS) are copied as the words
- * they are, for check_sign_bits (host_out holds a float per output, more than enough). */
+ * host_out as float32 NCHW. */
 void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, float *host_out);
 /* Warm-up runs, then `reps` runs each timed with events, rotating buffer sets. */
 struct timing gpu_time(enqueue_fn run, void *context, const struct gpu_buffers *b, int warmup,

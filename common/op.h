@@ -1,8 +1,10 @@
-/* An op: a problem other than the batched NCHW convolution of lessons 01-09, declared by
- * its lesson (lesson 10's covariance, lesson 11's video). The harness does for an op what
- * it does for the convolution: flags and presets, inputs drawn from the seed into every
- * rotated buffer set, one checked run into poisoned memory, timing, the roofline, the
- * table and the CSV.
+/* An op: the problem a lesson's kernels solve, and everything the harness needs to run,
+ * check and time them. The batched convolution of lessons 01-09 is one (conv_op.h, built
+ * from the lesson's conv_variant list); lesson 10's covariance and lesson 11's video are
+ * declared by their lessons. For every op the harness (op_run.h) does the same: flags
+ * and presets, inputs drawn from the seed into every rotated buffer set, library rows
+ * (cuDNN's) to compare with, one checked run into poisoned memory, timing, the roofline,
+ * the table and the CSV.
  *
  * The op's shape is a struct conv_shape, read as the lesson's page says (the CSV's
  * n, cin, cout, h, w, ksize columns). Its data is a list of tensors whose number, sizes
@@ -19,13 +21,20 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_problem.h"
+#include "gpu_info.h"
+#include "report.h"
+#include "tensor_format.h"
 #include "verify.h"
+
+struct options;
+struct session;
 
 #define OP_MAX_TENSORS 6
 #define OP_MAX_PARAMS 4
 #define OP_MAX_FILE_DIMS 8 /* NPY_MAX_DIMS */
 #define OP_MAX_DIM_NAMES 16
 #define OP_MAX_FILE_SETS 8
+#define OP_MAX_BASELINES 16
 
 /* A number the op reads from a flag of its own (lesson 11's --threshold). Its value
  * reaches the op's callbacks and every run as param[i], and the CSV's params column as
@@ -78,9 +87,24 @@ struct op_file_set {
 
 /* An op's layouts are its own: an index into op.layout_names. */
 struct op_tensor {
-    const char *name;
+    const char *name; /* "the input": for errors (out of memory) */
     size_t bytes;
     bool written; /* the op writes it (in place: it is read too); the others are inputs */
+    bool shared;  /* one copy for every buffer set (the convolution's weights): drawn with
+                   * set 0 only, so the rotation moves the data a real layer moves */
+};
+
+struct op;
+
+/* What an op's draw fills: one buffer set's tensors of a layout, on the host. */
+struct op_draw {
+    const struct op *op;
+    const struct conv_shape *shape;
+    const double *param;
+    int layout;
+    int set;       /* 0: the problem's own data (the convolution's files); others: more of it */
+    uint64_t seed; /* this set's */
+    void *const *tensor; /* NULL for a shared tensor in a set after the first */
 };
 
 /* What a variant's run gets. tensor[i] is op.tensors()'s i-th tensor of the variant's
@@ -93,19 +117,25 @@ struct op_args {
     void *scratch; /* scratch_bytes() the harness owns; NULL when none. In a sequence it
                     * is the variant's state: kept from one frame to the next. */
     cudaStream_t stream;
+    const struct op_variant *variant; /* the one running (its impl, for a typed op) */
 };
 
 struct op_variant {
     const char *name; /* short, for --variant and the CSV */
     const char *what; /* one line for --help */
     int layout;
+    enum dtype dtype; /* its arithmetic: the CSV's dtype, the unit of its roofline (zero: fp32) */
     bool cpu;      /* runs on the host (one thread, or every OpenMP thread when parallel) */
     bool parallel;
     /* NULL when the variant handles this shape, else why not (shown in the table). */
     const char *(*unsupported)(const struct conv_shape *s);
+    /* Optional, GPU variants: NULL when the variant runs on this GPU, else why not (an
+     * instruction only some architectures have); shown in the table, not a failure. */
+    const char *(*unsupported_gpu)(const struct gpu_info *gpu);
     /* Optional: working memory the harness allocates before setup and frees after
      * teardown. setup and teardown are optional and untimed. */
-    size_t (*scratch_bytes)(const struct conv_shape *s, const double *param);
+    size_t (*scratch_bytes)(const struct op_variant *v, const struct conv_shape *s,
+                            const double *param);
     void (*setup)(const struct op_args *a);
     void (*teardown)(const struct op_args *a);
     /* GPU: enqueue on a->stream and check the launch. CPU: compute before returning. */
@@ -125,20 +155,41 @@ struct op_variant {
      * --variant; 0 means no limit. */
     double max_gflop;
     int kind; /* the op's own tag, for its check (e.g. exact or within a threshold) */
+    const void *impl; /* the op's own declaration of the variant (the convolution's
+                       * conv_variant), for callbacks shared by its variants */
 };
 
 /* What the op's check gets: the tensors as drawn (before) and the written tensors
  * after one run (after; after frame `frame` of a sequence), on the host. */
 struct op_check {
+    const struct op *op;
     const struct conv_shape *shape;
     const double *param;
     const struct op_variant *variant;
     int layout, frame;
     void *const *before;
     void *const *after;
+    char *params; /* the check may append key=value;... here for the CSV's params column */
+    size_t params_size;
+};
+
+/* A library's row (cuDNN's) the op's variants are compared with: its own row in the
+ * table, timed before the variants on the same problem, its time each compared
+ * variant's cudnn_ms. `id` is the op's own (the convolution's: a format). */
+struct op_baseline {
+    enum dtype dtype;
+    const char *layout; /* the CSV's layout column */
+    int id;
+};
+
+/* What timing a baseline gets: the run's GPU and flags. */
+struct op_bench {
+    const struct session *session;
+    const struct options *opts;
 };
 
 struct op {
+    void *context; /* the op's own state, for its callbacks (NULL for a static op) */
     /* How the shape flags read, for --help (e.g. "batch B, Ci -> Co channels, ..."). */
     const char *shape_help;
     const struct conv_preset *presets;
@@ -165,8 +216,7 @@ struct op {
      * reads), written tensors with their value before the op (NaN wherever the op must
      * not write). false, with one line in err naming the file, when an input cannot be
      * read. */
-    bool (*draw)(const struct conv_shape *s, const double *param, int layout, uint64_t seed,
-                 void *const *tensor, char *err, size_t err_size);
+    bool (*draw)(const struct op_draw *d, char *err, size_t err_size);
     /* Compares the written tensors after one run with the float64 gold of the tensors
      * as drawn. */
     struct check_result (*check)(const struct op_check *c);
@@ -181,6 +231,22 @@ struct op {
     const struct op_file_set *file_sets;
     int file_set_count;           /* at most OP_MAX_FILE_SETS */
     const char *const *dim_names; /* at most OP_MAX_DIM_NAMES, for --help and errors */
+
+    /* Optional, library rows: the ones variant v is compared with (its cudnn_ms is the
+     * fastest of them), or with v NULL those timed whatever runs; returns how many, at
+     * most OP_MAX_BASELINES. time_baseline runs one on the op's problem, checked, with
+     * the harness's protocol, filling row's time, check and params (or row->skipped). */
+    int (*baselines)(const struct op *op, const struct op_variant *v, struct op_baseline *out);
+    void (*time_baseline)(const struct op *op, const struct op_baseline *b,
+                          const struct op_bench *bench, struct result_row *row);
+    /* Optional: the op's problem line (sizes, traffic, roofline, cache), in place of the
+     * harness's. */
+    void (*print_problem)(const struct op *op, const struct op_bench *bench);
+    /* Optional, the op's own data in and out (the convolution's --input or --image): when
+     * the flags gave it, the run applies one variant once, checked and untimed, and write
+     * saves its written tensors (`after`, in the variant's layout); false after one error
+     * line naming the flag. *path is the file written (NULL: none). */
+    bool (*write)(const struct op *op, int layout, void *const *after, const char **path);
 };
 
 #endif

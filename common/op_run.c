@@ -1,7 +1,10 @@
-/* The recipe of lesson.c for an op (op.h): for each variant, its layout's tensors drawn
- * into every rotated buffer set, one run from the tensors as drawn, checked by the op
- * against its float64 gold, then timed; one row each in the table and the CSV. A
- * sequence op's run is a pass over its frames, each checked, each timed alone. */
+/* The recipe every lesson follows, for its op (op.h): the library rows the variants are
+ * compared with, then for each variant its layout's tensors drawn into every rotated
+ * buffer set, one run from the tensors as drawn, checked by the op against its float64
+ * gold, then timed; one row each in the table and the CSV. A sequence op's run is a
+ * pass over its frames, each checked, each timed alone. When the flags gave the op's
+ * own data (the convolution's --input or --image), one variant runs once, checked, and
+ * the op writes its result. */
 #include "op_run.h"
 
 #include <math.h>
@@ -31,7 +34,11 @@ struct op_run {
     struct options opts;
     struct session session;
     int frames; /* of a sequence op; 0 for one that is not */
-    struct op_files files; /* the files' values in .npy mode (opts.mode == MODE_NPY) */
+    struct op_files files; /* the files' values in .npy mode with the op's file sets */
+    bool apply;            /* one variant on the op's own data, written (op.write) */
+    struct op_baseline baselines[OP_MAX_BASELINES];
+    double baseline_ms[OP_MAX_BASELINES]; /* NAN until it ran */
+    int baseline_count;
     int failures;
 };
 
@@ -49,32 +56,37 @@ struct op_buffers {
     cudaStream_t stream;
 };
 
+/* Bytes each rotated set adds (shared tensors are there once). */
 static size_t set_bytes(const struct op_buffers *b)
 {
     size_t bytes = 0;
     for (int i = 0; i < b->count; i++)
-        bytes += b->t[i].bytes;
+        bytes += b->t[i].shared ? 0 : b->t[i].bytes;
     return bytes;
 }
 
-/* Set 0 holds the files' values in .npy mode; every other set is drawn. */
+/* Set 0 holds the op's files' values when they were given; every other set is drawn. */
 static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set,
                      void *const *host)
 {
-    if (set == 0 && r->opts.mode == MODE_NPY) {
+    if (set == 0 && r->files.set) {
         r->files.set->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
         return true;
     }
-    uint64_t seed = r->opts.seed + (uint64_t)set * SET_SEED_STRIDE;
+    struct op_draw d = {r->op, &r->opts.shape, r->opts.param, b->layout, set,
+                        r->opts.seed + (uint64_t)set * SET_SEED_STRIDE, host};
     char err[1024];
-    if (r->op->draw(&r->opts.shape, r->opts.param, b->layout, seed, host, err, sizeof err))
+    if (r->op->draw(&d, err, sizeof err))
         return true;
     print_error("%s", err);
     return false;
 }
 
+/* NULL for a tensor of no bytes (the convolution's bias when it has none). */
 static void *alloc_where(bool host, size_t bytes, const char *what)
 {
+    if (bytes == 0)
+        return NULL;
     return host ? host_alloc(bytes, what) : gpu_alloc(bytes, what);
 }
 
@@ -84,6 +96,17 @@ static void free_where(bool host, void *p)
         free(p);
     else
         CUDA_CHECK(cudaFree(p));
+}
+
+static void copy_where(bool host, void *to, const void *from, size_t bytes,
+                       enum cudaMemcpyKind kind)
+{
+    if (bytes == 0)
+        return;
+    if (host)
+        memcpy(to, from, bytes);
+    else
+        CUDA_CHECK(cudaMemcpy(to, from, bytes, kind));
 }
 
 /* false, with the op's message printed, when the inputs cannot be drawn. A sequence
@@ -97,30 +120,33 @@ static bool buffers_create(const struct op_run *r, struct op_buffers *b, int lay
     b->stream = r->session.stream;
     b->count = r->op->tensors(s, layout, b->t);
     for (int i = 0; i < b->count; i++) {
-        b->before[i] = host_alloc(b->t[i].bytes, "a tensor as drawn");
+        b->before[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
         if (b->t[i].written)
-            b->after[i] = host_alloc(b->t[i].bytes, "a tensor after the run");
+            b->after[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
     }
     if (!draw_set(r, b, 0, b->before))
         return false;
-    b->sets = host || r->frames ? 1
-                                : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
-                                                  r->session.gpu.free_bytes);
-    /* Sets after the first are drawn into `staged`, uploaded, and forgotten. */
+    b->sets = host || r->frames || r->apply
+                  ? 1
+                  : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
+                                    r->session.gpu.free_bytes);
+    /* Sets after the first are drawn into `staged`, uploaded, and forgotten; a shared
+     * tensor is set 0's in every set. */
     void *staged[OP_MAX_TENSORS] = {0};
     for (int i = 0; b->sets > 1 && i < b->count; i++)
-        staged[i] = host_alloc(b->t[i].bytes, "a tensor of another buffer set");
+        if (!b->t[i].shared)
+            staged[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
     for (int set = 0; set < b->sets; set++) {
         if (set > 0 && !draw_set(r, b, set, staged))
             return false;
         for (int i = 0; i < b->count; i++) {
+            if (set > 0 && b->t[i].shared) {
+                b->set[set][i] = b->set[0][i];
+                continue;
+            }
             b->set[set][i] = alloc_where(host, b->t[i].bytes, b->t[i].name);
-            const void *from = set == 0 ? b->before[i] : staged[i];
-            if (host)
-                memcpy(b->set[set][i], from, b->t[i].bytes);
-            else
-                CUDA_CHECK(cudaMemcpy(b->set[set][i], from, b->t[i].bytes,
-                                      cudaMemcpyHostToDevice));
+            copy_where(host, b->set[set][i], set == 0 ? b->before[i] : staged[i],
+                       b->t[i].bytes, cudaMemcpyHostToDevice);
         }
     }
     for (int i = 0; i < b->count; i++)
@@ -132,7 +158,7 @@ static void buffers_free(struct op_buffers *b)
 {
     for (int set = 0; set < MAX_BUFFER_SETS; set++)
         for (int i = 0; i < b->count; i++)
-            if (b->set[set][i])
+            if (b->set[set][i] && (set == 0 || !b->t[i].shared))
                 free_where(b->host, b->set[set][i]);
     for (int i = 0; i < b->count; i++) {
         free(b->before[i]);
@@ -154,7 +180,8 @@ struct variant_run {
 static struct op_args args_for(const struct variant_run *vr, int set, int frame)
 {
     struct op_args a = {.shape = vr->shape, .param = vr->param, .frame = frame,
-                        .scratch = vr->scratch, .stream = vr->b->stream};
+                        .scratch = vr->scratch, .stream = vr->b->stream,
+                        .variant = vr->variant};
     for (int i = 0; i < vr->b->count; i++)
         a.tensor[i] = vr->b->set[set][i];
     return a;
@@ -179,11 +206,7 @@ static void reset_written(struct op_buffers *b)
     for (int i = 0; i < b->count; i++) {
         if (!b->t[i].written)
             continue;
-        if (b->host)
-            memcpy(b->set[0][i], b->before[i], b->t[i].bytes);
-        else
-            CUDA_CHECK(cudaMemcpy(b->set[0][i], b->before[i], b->t[i].bytes,
-                                  cudaMemcpyHostToDevice));
+        copy_where(b->host, b->set[0][i], b->before[i], b->t[i].bytes, cudaMemcpyHostToDevice);
     }
 }
 
@@ -195,11 +218,7 @@ static void fetch_written(struct op_buffers *b)
     for (int i = 0; i < b->count; i++) {
         if (!b->t[i].written)
             continue;
-        if (b->host)
-            memcpy(b->after[i], b->set[0][i], b->t[i].bytes);
-        else
-            CUDA_CHECK(cudaMemcpy(b->after[i], b->set[0][i], b->t[i].bytes,
-                                  cudaMemcpyDeviceToHost));
+        copy_where(b->host, b->after[i], b->set[0][i], b->t[i].bytes, cudaMemcpyDeviceToHost);
     }
 }
 
@@ -229,30 +248,42 @@ static const char *over_limit(const struct op_run *r, const struct op_variant *v
     return reason;
 }
 
-static const char *blocker(const struct op_run *r, const struct op_variant *v, char *reason,
-                           size_t size)
+/* Why the variant cannot run this problem (on this GPU, once it is open), or NULL. */
+static const char *unsupported(const struct op_run *r, const struct op_variant *v)
 {
     if (r->frames && v->cpu)
         return "a sequence runs on the GPU (its frames are timed with device events)";
-    const char *why = v->unsupported ? v->unsupported(&r->opts.shape) : NULL;
-    return why ? why : over_limit(r, v, reason, size);
+    if (r->session.have_gpu && !v->cpu && v->unsupported_gpu) {
+        const char *why = v->unsupported_gpu(&r->session.gpu);
+        if (why)
+            return why;
+    }
+    return v->unsupported ? v->unsupported(&r->opts.shape) : NULL;
+}
+
+static const char *blocker(const struct op_run *r, const struct op_variant *v, char *reason,
+                           size_t size)
+{
+    const char *why = unsupported(r, v);
+    return why || r->apply ? why : over_limit(r, v, reason, size);
 }
 
 static struct op_check check_args(const struct op_run *r, const struct variant_run *vr,
-                                  const struct op_buffers *b, int frame)
+                                  const struct op_buffers *b, int frame, struct result_row *row)
 {
-    return (struct op_check){&r->opts.shape, r->opts.param, vr->variant, b->layout, frame,
-                             b->before, b->after};
+    return (struct op_check){r->op, &r->opts.shape, r->opts.param, vr->variant, b->layout,
+                             frame, b->before, b->after, row->params + strlen(row->params),
+                             sizeof row->params - strlen(row->params)};
 }
 
 /* One run from the tensors as drawn, checked. */
 static struct check_result check_once(const struct op_run *r, const struct variant_run *vr,
-                                      struct op_buffers *b)
+                                      struct op_buffers *b, struct result_row *row)
 {
     reset_written(b);
     enqueue_variant((void *)vr, 0);
     fetch_written(b);
-    struct op_check c = check_args(r, vr, b, 0);
+    struct op_check c = check_args(r, vr, b, 0, row);
     return r->opts.verify ? r->op->check(&c) : (struct check_result){.pass = true};
 }
 
@@ -270,7 +301,8 @@ static void check_merge(struct check_result *all, const struct check_result *fra
 
 /* A pass over every frame from the written tensors as drawn, each frame checked. */
 static struct check_result check_sequence(const struct op_run *r, const struct variant_run *vr,
-                                          struct op_buffers *b, struct frame_row *fr)
+                                          struct op_buffers *b, struct frame_row *fr,
+                                          struct result_row *row)
 {
     struct check_result all = {.pass = true};
     reset_written(b);
@@ -280,7 +312,7 @@ static struct check_result check_sequence(const struct op_run *r, const struct v
         fr[f] = (struct frame_row){.frame = f, .time = {NAN, NAN, 0}, .verified = r->opts.verify};
         if (!r->opts.verify)
             continue;
-        struct op_check c = check_args(r, vr, b, f);
+        struct op_check c = check_args(r, vr, b, f, row);
         fr[f].check = r->op->check(&c);
         check_merge(&all, &fr[f].check);
     }
@@ -327,31 +359,38 @@ static struct timing time_sequence(const struct op_run *r, const struct variant_
     return all;
 }
 
-/* setup, the checked run (a checked pass for a sequence), timing, teardown; the
- * harness owns the scratch. fr gets a sequence's frames. */
+/* A timed pass: the sequence's frames, or warm-up and repetitions (rotating the sets). */
+static struct timing time_variant(const struct op_run *r, const struct variant_run *vr,
+                                  struct frame_row *fr)
+{
+    if (r->frames)
+        return time_sequence(r, vr, fr);
+    if (vr->variant->cpu)
+        return host_time_runs(run_on_host, (void *)vr, r->opts.cpu_warmup, r->opts.cpu_reps);
+    return gpu_time_sets(enqueue_variant, (void *)vr, vr->b->sets, vr->b->stream, r->opts.warmup,
+                         r->opts.reps);
+}
+
+/* setup, the checked run (a checked pass for a sequence), timing unless the run applies
+ * one variant, teardown; the harness owns the scratch. fr gets a sequence's frames. */
 static void run_variant(struct op_run *r, const struct op_variant *v, struct op_buffers *b,
                         struct result_row *row, struct frame_row *fr)
 {
-    size_t scratch = v->scratch_bytes ? v->scratch_bytes(&r->opts.shape, r->opts.param) : 0;
+    size_t scratch = v->scratch_bytes ? v->scratch_bytes(v, &r->opts.shape, r->opts.param) : 0;
     struct variant_run vr = {v, b, r->opts.shape, r->opts.param,
                              scratch ? alloc_where(v->cpu, scratch, "the variant's scratch")
                                      : NULL};
     struct op_args a = args_for(&vr, 0, 0);
     if (v->setup)
         v->setup(&a);
-    if (!v->cpu)
+    if (!v->cpu) /* setup may have used the default stream (cudaMemcpyToSymbol) */
         CUDA_CHECK(cudaDeviceSynchronize());
     row->verified = r->opts.verify;
-    row->check = r->frames ? check_sequence(r, &vr, b, fr) : check_once(r, &vr, b);
+    row->check = r->frames ? check_sequence(r, &vr, b, fr, row) : check_once(r, &vr, b, row);
     if (!row->check.pass)
         r->failures++;
-    if (r->frames)
-        row->time = time_sequence(r, &vr, fr);
-    else if (v->cpu)
-        row->time = host_time_runs(run_on_host, &vr, r->opts.cpu_warmup, r->opts.cpu_reps);
-    else
-        row->time = gpu_time_sets(enqueue_variant, &vr, b->sets, b->stream, r->opts.warmup,
-                                  r->opts.reps);
+    if (!r->apply)
+        row->time = time_variant(r, &vr, fr);
     if (v->teardown)
         v->teardown(&a);
     if (!v->cpu)
@@ -423,10 +462,75 @@ static void write_output(struct op_run *r, const struct op_buffers *b,
     print_written(row, r->opts.output_path);
 }
 
+static bool same_baseline(const struct op_baseline *a, const struct op_baseline *b)
+{
+    return a->dtype == b->dtype && a->id == b->id;
+}
+
+static int find_baseline(const struct op_run *r, const struct op_baseline *b)
+{
+    for (int i = 0; i < r->baseline_count; i++)
+        if (same_baseline(&r->baselines[i], b))
+            return i;
+    return -1;
+}
+
+/* The library rows of the variants that will run, and those the op always times. */
+static void collect_baselines(struct op_run *r)
+{
+    if (!r->op->baselines || !r->session.have_gpu || !r->opts.cudnn || r->apply)
+        return;
+    struct op_baseline list[OP_MAX_BASELINES];
+    char reason[200];
+    for (int i = -1; i < r->op->variant_count; i++) {
+        const struct op_variant *v = i < 0 ? NULL : &r->op->variants[i];
+        if (v && (!selected(r, v) || blocker(r, v, reason, sizeof reason)))
+            continue;
+        for (int j = 0, n = r->op->baselines(r->op, v, list); j < n; j++)
+            if (find_baseline(r, &list[j]) < 0 && r->baseline_count < OP_MAX_BASELINES) {
+                r->baseline_ms[r->baseline_count] = NAN;
+                r->baselines[r->baseline_count++] = list[j];
+            }
+    }
+}
+
+static void run_baselines(struct op_run *r)
+{
+    const struct op_bench bench = {&r->session, &r->opts};
+    for (int i = 0; i < r->baseline_count; i++) {
+        struct result_row row = {.dtype = r->baselines[i].dtype,
+                                 .layout = r->baselines[i].layout,
+                                 .device = r->session.gpu.name,
+                                 .cudnn_ms = NAN};
+        r->op->time_baseline(r->op, &r->baselines[i], &bench, &row);
+        if (!row.skipped) {
+            r->baseline_ms[i] = row.cudnn_ms = row.time.median_ms;
+            if (row.verified && !row.check.pass)
+                r->failures++;
+        }
+        emit(r, &row);
+    }
+}
+
+/* The fastest library row variant v is compared with; NAN when none ran. */
+static double baseline_ms_for(const struct op_run *r, const struct op_variant *v)
+{
+    struct op_baseline list[OP_MAX_BASELINES];
+    double best = NAN;
+    for (int j = 0, n = r->op->baselines ? r->op->baselines(r->op, v, list) : 0; j < n; j++) {
+        int k = find_baseline(r, &list[j]);
+        if (k >= 0 && !isnan(r->baseline_ms[k]) && !(r->baseline_ms[k] >= best))
+            best = r->baseline_ms[k];
+    }
+    return best;
+}
+
 /* false when the inputs could not be drawn (the message is printed). */
 static bool run_bench(struct op_run *r)
 {
     print_table_header();
+    collect_baselines(r);
+    run_baselines(r);
     struct op_buffers b = {0};
     bool have_buffers = false, drawn = true;
     struct frame_row *fr =
@@ -437,7 +541,7 @@ static bool run_bench(struct op_run *r)
             continue;
         char device[320], reason[200];
         struct result_row row = {.variant = v->name,
-                                 .dtype = DTYPE_FP32,
+                                 .dtype = v->dtype,
                                  .layout = r->op->layout_names[v->layout],
                                  .device = device,
                                  .cudnn_ms = NAN};
@@ -461,10 +565,11 @@ static bool run_bench(struct op_run *r)
         run_variant(r, v, &b, &row, fr);
         session_fill_rates(&r->session, &row, variant_min_bytes(r, v),
                            share * variant_flops(r, v), !v->cpu);
+        row.cudnn_ms = baseline_ms_for(r, v);
         emit(r, &row);
         if (r->frames)
             emit_frames(r, &row, fr);
-        if (r->opts.output_path) /* --variant names the one variant */
+        if (r->opts.output_path && r->files.set) /* --variant names the one variant */
             write_output(r, &b, &row);
     }
     buffers_free(&b);
@@ -472,13 +577,50 @@ static bool run_bench(struct op_run *r)
     return drawn;
 }
 
-/* A GPU is needed when any variant the run selects runs on one. */
+/* The variant the run applies to the op's own data: --variant, else the lesson's
+ * image_variant, else the first. */
+static const struct op_variant *applied_variant(const struct op_run *r)
+{
+    const char *name = r->opts.variant ? r->opts.variant : r->lesson->image_variant;
+    for (int i = 0; name && i < r->op->variant_count; i++)
+        if (strcmp(r->op->variants[i].name, name) == 0)
+            return &r->op->variants[i];
+    return &r->op->variants[0];
+}
+
+/* One variant on the op's own data, checked, untimed, then written unless it failed. */
+static bool run_apply(struct op_run *r)
+{
+    const struct op_variant *v = applied_variant(r);
+    struct result_row row = {.variant = v->name,
+                             .dtype = v->dtype,
+                             .layout = r->op->layout_names[v->layout]};
+    struct op_buffers b;
+    if (!buffers_create(r, &b, v->layout, v->cpu)) {
+        buffers_free(&b);
+        return false;
+    }
+    run_variant(r, v, &b, &row, NULL);
+    const char *path = NULL;
+    if (result_may_be_written(&row)) {
+        if (r->op->write(r->op, v->layout, b.after, &path))
+            print_written(&row, path);
+        else
+            r->failures++;
+    }
+    buffers_free(&b);
+    return true;
+}
+
+/* A GPU is needed when any variant the run selects runs on one, or when a GPU lesson
+ * has no variants (its rows are the library's). */
 static bool needs_gpu(const struct op_run *r)
 {
     for (int i = 0; i < r->op->variant_count; i++)
-        if (selected(r, &r->op->variants[i]) && !r->op->variants[i].cpu)
+        if (selected(r, &r->op->variants[i]) && !r->op->variants[i].cpu &&
+            (!r->apply || &r->op->variants[i] == applied_variant(r)))
             return true;
-    return false;
+    return r->op->variant_count == 0 && r->lesson->target == TARGET_GPU;
 }
 
 static bool any_cpu_variant(const struct op_run *r)
@@ -489,23 +631,71 @@ static bool any_cpu_variant(const struct op_run *r)
     return false;
 }
 
-/* The variant --variant names must be able to run this problem. */
-static int check_named_variant(const struct op_run *r)
+/* Something must be able to run: the variant --variant names or the run applies, or
+ * one of the lesson's (a run with none is the library's rows alone). */
+static int check_variants_run(const struct op_run *r)
 {
     char reason[200];
-    for (int i = 0; r->opts.variant && i < r->op->variant_count; i++) {
-        const struct op_variant *v = &r->op->variants[i];
-        const char *why = selected(r, v) ? blocker(r, v, reason, sizeof reason) : NULL;
-        if (why) {
-            print_error("--variant %s cannot run this problem: %s", v->name, why);
+    if (r->apply) {
+        if (r->op->variant_count == 0) {
+            print_error("%s has no kernel variant to apply to its data", r->lesson->name);
             return EXIT_USAGE;
         }
+        const struct op_variant *v = applied_variant(r);
+        const char *why = blocker(r, v, reason, sizeof reason);
+        if (why)
+            print_error("%s cannot run this problem: %s", v->name, why);
+        return why ? EXIT_USAGE : EXIT_PASS;
     }
-    return EXIT_PASS;
+    const char *first = NULL;
+    for (int i = 0; i < r->op->variant_count; i++) {
+        const struct op_variant *v = &r->op->variants[i];
+        if (!selected(r, v))
+            continue;
+        const char *why = r->opts.variant ? blocker(r, v, reason, sizeof reason)
+                                          : unsupported(r, v);
+        if (!why)
+            return EXIT_PASS;
+        first = first ? first : why;
+    }
+    if (!first)
+        return EXIT_PASS;
+    if (r->opts.variant)
+        print_error("--variant %s cannot run this problem: %s", r->opts.variant, first);
+    else
+        print_error("%s cannot run this problem: %s", r->lesson->name, first);
+    return EXIT_USAGE;
+}
+
+/* One buffer set of every layout a selected GPU variant runs on must fit on the GPU. */
+static int check_gpu_memory(const struct op_run *r)
+{
+    size_t need = 0;
+    for (int i = 0; r->session.have_gpu && i < r->op->variant_count; i++) {
+        const struct op_variant *v = &r->op->variants[i];
+        if (!selected(r, v) || v->cpu)
+            continue;
+        struct op_tensor t[OP_MAX_TENSORS];
+        size_t bytes = 0;
+        for (int k = 0, n = r->op->tensors(&r->opts.shape, v->layout, t); k < n; k++)
+            bytes += t[k].bytes;
+        need = bytes > need ? bytes : need;
+    }
+    if (need <= r->session.gpu.free_bytes)
+        return EXIT_PASS;
+    print_error("out of GPU memory: the problem needs %.2f GB and %s has %.2f GB free: use a "
+                "smaller problem (--preset, --size, --batch or channel counts)",
+                need / 1e9, r->session.gpu.name, r->session.gpu.free_bytes / 1e9);
+    return EXIT_USAGE;
 }
 
 static void print_problem(const struct op_run *r)
 {
+    if (r->op->print_problem) {
+        const struct op_bench bench = {&r->session, &r->opts};
+        r->op->print_problem(r->op, &bench);
+        return;
+    }
     const struct conv_shape *s = &r->opts.shape;
     printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d", r->opts.preset, s->n, s->cin,
            s->cout, s->h, s->w, s->ksize);
@@ -513,7 +703,7 @@ static void print_problem(const struct op_run *r)
         printf(" %s=%g", r->op->params[i].flag, r->opts.param[i]);
     if (r->frames)
         printf(" | %d frames, each timed alone after an untimed frame 0", r->frames);
-    const bool files = r->opts.mode == MODE_NPY;
+    const bool files = r->files.set != NULL;
     if (files) {
         char list[256];
         op_files_list(r->op, list, sizeof list);
@@ -538,35 +728,37 @@ static bool read_files(struct op_run *r)
            op_files_read(r->op, set, path, r->opts.param, &r->opts.shape, &r->files);
 }
 
-/* The run after the flags: the files read (.npy mode), the GPU if a variant needs one. */
-static int run_op(struct op_run *r)
+/* The run after the flags: the files read, the GPU if a variant needs one. */
+static int run(struct op_run *r)
 {
-    if (r->opts.mode == MODE_NPY && !read_files(r))
+    if (r->opts.mode == MODE_NPY && r->op->file_set_count && !read_files(r))
         return EXIT_USAGE;
     r->frames = r->op->frames ? r->op->frames(&r->opts.shape) : 0;
-    int rc = check_named_variant(r);
+    int rc = check_variants_run(r);
     if (rc != EXIT_PASS)
         return rc;
     rc = session_open(&r->session, r->lesson->name, needs_gpu(r),
                       r->lesson->min_compute_capability, r->opts.device);
     if (rc != EXIT_PASS)
         return rc;
+    /* Once more now that the GPU is known (a variant's unsupported_gpu): the variant a
+     * run applies would otherwise be launched on a GPU that cannot run it. */
+    if (r->apply && (rc = check_variants_run(r)) != EXIT_PASS)
+        return rc;
+    if ((rc = check_gpu_memory(r)) != EXIT_PASS)
+        return rc;
     session_print_header(&r->session, any_cpu_variant(r));
     print_problem(r);
-    const bool drawn = run_bench(r);
-    session_close(&r->session);
+    const bool drawn = r->apply ? run_apply(r) : run_bench(r);
     return !drawn ? EXIT_USAGE : r->failures ? EXIT_FAIL : EXIT_PASS;
 }
 
-int op_main(const struct lesson *lesson, int argc, char **argv)
+int op_run(const struct lesson *lesson, const struct op *op, const struct options *opts)
 {
-    struct op_run r = {.lesson = lesson, .op = lesson->op};
-    switch (parse_options(lesson, argc, argv, &r.opts)) {
-    case CLI_EXIT_OK: return EXIT_PASS;
-    case CLI_EXIT_USAGE: return EXIT_USAGE;
-    case CLI_RUN: break;
-    }
-    const int rc = run_op(&r);
+    struct op_run r = {.lesson = lesson, .op = op, .opts = *opts};
+    r.apply = op->write && opts->mode != MODE_BENCH;
+    const int rc = run(&r);
+    session_close(&r.session);
     op_files_free(&r.files);
     return rc;
 }

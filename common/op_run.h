@@ -1,10 +1,13 @@
-/* lesson_main for a lesson whose problem is an op (lesson.op): the same flags, table,
- * CSV and exit codes as the convolution's lessons. */
+/* Running a lesson's op (op.h) as its flags ask: the same flags, table, CSV and exit
+ * codes for every lesson, whatever its problem. */
 #ifndef OP_RUN_H
 #define OP_RUN_H
 
+#include "cli.h"
 #include "lesson.h"
 
-int op_main(const struct lesson *lesson, int argc, char **argv);
+/* The run after parse_options; returns the process exit code: 0 all passed, 1 a check
+ * failed or runtime error, 2 usage or input error, 77 no usable GPU. */
+int op_run(const struct lesson *lesson, const struct op *op, const struct options *opts);
 
 #endif

@@ -14,13 +14,14 @@ const char *const cov_layout_names[COV_LAYOUT_COUNT] = {"full", "blocks", "facto
 int cov_op_tensors(const struct conv_shape *s, int layout, struct op_tensor *t)
 {
     const bool full = layout == COV_FULL;
-    t[COV_MU] = (struct op_tensor){"mu", cov_mu_count(s) * sizeof(float), false};
+    t[COV_MU] = (struct op_tensor){.name = "mu", .bytes = cov_mu_count(s) * sizeof(float)};
     t[COV_GAMMA] = (struct op_tensor){
-        "gamma", (full ? cov_gamma_full_count(s) : cov_gamma_diag_count(s)) * sizeof(float),
-        false};
-    t[COV_C] = (struct op_tensor){"c", cov_c_count(s) * sizeof(float), false};
+        .name = "gamma",
+        .bytes = (full ? cov_gamma_full_count(s) : cov_gamma_diag_count(s)) * sizeof(float)};
+    t[COV_C] = (struct op_tensor){.name = "c", .bytes = cov_c_count(s) * sizeof(float)};
     t[COV_OUT] = (struct op_tensor){
-        "out", cov_out_count(s, (enum cov_layout)layout) * sizeof(float), true};
+        .name = "out", .bytes = cov_out_count(s, (enum cov_layout)layout) * sizeof(float),
+        .written = true};
     return COV_TENSOR_COUNT;
 }
 

@@ -87,9 +87,10 @@ static double symmetric_min_bytes(const struct conv_shape *s)
     return cov_min_bytes(s, COV_FACTORED, true);
 }
 
-static size_t channels_summed_scratch(const struct conv_shape *s, const double *param)
+static size_t channels_summed_scratch(const struct op_variant *v, const struct conv_shape *s,
+                                      const double *param)
 {
-    (void)param;
+    (void)v, (void)param;
     return covariance_channels_summed_scratch(s);
 }
 
@@ -100,11 +101,10 @@ static const char *shape_problem(const struct conv_shape *s, const double *param
     return cov_shape_problem(s);
 }
 
-static bool draw(const struct conv_shape *s, const double *param, int layout, uint64_t seed,
-                 void *const *tensor, char *err, size_t err_size)
+static bool draw(const struct op_draw *d, char *err, size_t err_size)
 {
-    (void)param, (void)err, (void)err_size;
-    cov_op_draw(s, layout, seed, tensor);
+    (void)err, (void)err_size;
+    cov_op_draw(d->shape, d->layout, d->seed, d->tensor);
     return true;
 }
 

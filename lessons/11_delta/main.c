@@ -37,8 +37,10 @@ static struct delta_args shape_args(const struct conv_shape *s, const double *pa
         struct delta_args d = delta_args_of(a);                                              \
         launcher(&d);                                                                        \
     }                                                                                        \
-    static size_t state_##name(const struct conv_shape *s, const double *param)             \
+    static size_t state_##name(const struct op_variant *v, const struct conv_shape *s,      \
+                               const double *param)                                         \
     {                                                                                        \
+        (void)v;                                                                             \
         struct delta_args d = shape_args(s, param);                                          \
         return name##_state_bytes(&d);                                                       \
     }
@@ -61,11 +63,9 @@ static const struct op_variant variants[] = {
      .work_share = delta_op_recomputed_share, .kind = DELTA_KIND_ACCUMULATE},
 };
 
-static bool draw(const struct conv_shape *s, const double *param, int layout, uint64_t seed,
-                 void *const *tensor, char *err, size_t err_size)
+static bool draw(const struct op_draw *d, char *err, size_t err_size)
 {
-    (void)layout;
-    return delta_op_draw_from(VTEST_DIR, s, param, seed, tensor, err, err_size);
+    return delta_op_draw_from(VTEST_DIR, d->shape, d->param, d->seed, d->tensor, err, err_size);
 }
 
 static const struct op video = {
