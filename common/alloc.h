@@ -3,7 +3,7 @@
  * allocation that fails prints one line naming the memory, what it was for and its
  * size, and the run exits with 2 (--help says so). Where the size is known up
  * front it is checked before any work: the GPU's free memory against the problem
- * (lesson.c), the host arrays of the problem as the run is set up. */
+ * (op_run.c), the host arrays of the problem as the run is set up. */
 #ifndef ALLOC_H
 #define ALLOC_H
 

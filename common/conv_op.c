@@ -22,8 +22,6 @@
 #include "xnor_scale.h"
 
 #define ERROR_SIZE 512
-/* Sets after the first get inputs from seeds this far apart (as op_run's draws). */
-#define SET_SEED_STRIDE 0x9e3779b97f4a7c15ull
 
 /* The inputs as one dtype stores them (fp16, bf16 and binary round them), and the
  * gold reference of exactly those inputs. */
@@ -108,7 +106,7 @@ static void draw_input(struct conv_op *c, enum dtype d, int set, float *input)
         memcpy(input, inputs_for(c, d)->input, count * sizeof *input);
         return;
     }
-    struct rng g = rng_seeded(c->opts->seed + (uint64_t)set * SET_SEED_STRIDE);
+    struct rng g = rng_seeded(op_set_seed(c->opts->seed, set));
     fill_uniform(input, count, -1.0f, 1.0f, &g);
     for (size_t i = 0; i < count; i++)
         input[i] = dtype_round(d, input[i]);
@@ -343,6 +341,19 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
              cudnn_algorithm_name(best.algorithm), v / 10000, v % 10000 / 100, v % 100);
     struct conv_format f = {d, l, OUTPUT_VALUES};
     session_fill_rates(bench->session, row, min_bytes(s, format_index(f)), conv_flops(s), true);
+}
+
+void conv_cudnn_row(const struct conv_shape *s, const struct op_baseline *b,
+                    const struct op_bench *bench, struct result_row *row)
+{
+    static const struct lesson no_variants = {.name = "cudnn"};
+    struct options o = *bench->opts;
+    o.mode = MODE_BENCH;
+    o.shape = *s;
+    o.filter_spec = NULL;
+    const struct op *op = conv_op_create(&no_variants, &o);
+    time_baseline(op, b, bench, row);
+    conv_op_free(op);
 }
 
 static void print_problem(const struct op *op, const struct op_bench *bench)

@@ -107,9 +107,10 @@ struct lesson {
     /* Optional: cuDNN rows beyond those the variants' formats call for. */
     const struct baseline_format *extra_baselines;
     int extra_baseline_count;
-    /* NULL: the lesson's problem is the convolution above, its kernels `variants`.
-     * Otherwise the lesson's own op (op.h) with its presets and variants; target is
-     * TARGET_GPU (the op's CPU variants say so themselves). */
+    /* NULL: the lesson's problem is the convolution above, its kernels `variants`
+     * (conv_op.h makes the op the harness runs of them). Otherwise the lesson's own op
+     * (op.h) with its presets and variants; target is TARGET_GPU (the op's CPU variants
+     * say so themselves). */
     const struct op *op;
 };
 

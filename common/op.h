@@ -96,6 +96,13 @@ struct op_tensor {
 
 struct op;
 
+/* The seed of buffer set `set`: sets after the first are drawn from seeds this far
+ * apart, so no two sets hold the same data. */
+static inline uint64_t op_set_seed(uint64_t seed, int set)
+{
+    return seed + (uint64_t)set * 0x9e3779b97f4a7c15ull;
+}
+
 /* What an op's draw fills: one buffer set's tensors of a layout, on the host. */
 struct op_draw {
     const struct op *op;

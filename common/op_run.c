@@ -25,9 +25,6 @@
 #include "session.h"
 #include "timing.h"
 
-/* Sets after the first draw from seeds this far apart (as lesson.c's do). */
-#define SET_SEED_STRIDE 0x9e3779b97f4a7c15ull
-
 struct op_run {
     const struct lesson *lesson;
     const struct op *op;
@@ -74,7 +71,7 @@ static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set
         return true;
     }
     struct op_draw d = {r->op, &r->opts.shape, r->opts.param, b->layout, set,
-                        r->opts.seed + (uint64_t)set * SET_SEED_STRIDE, host};
+                        op_set_seed(r->opts.seed, set), host};
     char err[1024];
     if (r->op->draw(&d, err, sizeof err))
         return true;

@@ -1,6 +1,7 @@
 /* Lesson 11: delta convolution on real video (seed 003, DeltaCNN). One 3x3 conv layer
  * on every frame of the vtest clip: recomputed densely, or only where the input
  * changed. docs/11_delta.md walks through it. */
+#include "conv_op.h"
 #include "delta_op.h"
 #include "kernels.h"
 #include "lesson.h"
@@ -68,6 +69,25 @@ static bool draw(const struct op_draw *d, char *err, size_t err_size)
     return delta_op_draw_from(VTEST_DIR, d->shape, d->param, d->seed, d->tensor, err, err_size);
 }
 
+/* Every variant is compared with cuDNN's fp32 convolution of one frame, the faster of
+ * its two layouts: the layer recomputed in full by the library. */
+static int baselines(const struct op *op, const struct op_variant *v, struct op_baseline *out)
+{
+    (void)op;
+    if (!v)
+        return 0;
+    out[0] = (struct op_baseline){DTYPE_FP32, layout_name(LAYOUT_NHWC), LAYOUT_NHWC};
+    out[1] = (struct op_baseline){DTYPE_FP32, layout_name(LAYOUT_NCHW), LAYOUT_NCHW};
+    return 2;
+}
+
+static void time_baseline(const struct op *op, const struct op_baseline *b,
+                          const struct op_bench *bench, struct result_row *row)
+{
+    (void)op;
+    conv_cudnn_row(&bench->opts->shape, b, bench, row);
+}
+
 static const struct op video = {
     .shape_help = "--cin C = --cout C channels, --size HxW at most 576x768 (the video's centre, "
                   "shrunk 2x when it fits in 288x384), --ksize k; batch 1",
@@ -85,6 +105,8 @@ static const struct op video = {
     .check = delta_op_check,
     .min_bytes = delta_op_min_bytes,
     .flops = delta_op_flops,
+    .baselines = baselines,
+    .time_baseline = time_baseline,
 };
 
 static const struct lesson lesson = {
