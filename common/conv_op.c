@@ -112,21 +112,6 @@ static void draw_input(struct conv_op *c, enum dtype d, int set, float *input)
         input[i] = dtype_round(d, input[i]);
 }
 
-static struct dims4 input_dims(const struct conv_shape *s)
-{
-    return (struct dims4){s->n, s->cin, s->h, s->w};
-}
-
-static struct dims4 output_dims(const struct conv_shape *s)
-{
-    return (struct dims4){s->n, s->cout, s->h, s->w};
-}
-
-static struct dims4 weight_dims(const struct conv_shape *s)
-{
-    return (struct dims4){s->cout, s->cin, s->ksize, s->ksize};
-}
-
 static int format_index(struct conv_format f)
 {
     return ((int)rounding_of(f.dtype) * LAYOUT_COUNT + (int)f.layout) * OUTPUT_FORMAT_COUNT +
@@ -145,21 +130,22 @@ static struct conv_format format_at(int index)
 static int tensors(const struct conv_shape *s, int layout, struct op_tensor *t)
 {
     const struct conv_format fmt = format_at(layout), *f = &fmt;
-    t[CONV_INPUT] = (struct op_tensor){.name = "the input",
-                                       .bytes = tensor_bytes(input_dims(s), f->dtype, f->layout)};
-    t[CONV_WEIGHTS] = (struct op_tensor){
-        .name = "the weights", .bytes = tensor_bytes(weight_dims(s), f->dtype, f->layout),
-        .shared = true};
+    t[CONV_INPUT] = (struct op_tensor){
+        .name = "the input", .bytes = tensor_bytes(conv_input_dims(s), f->dtype, f->layout)};
+    t[CONV_WEIGHTS] =
+        (struct op_tensor){.name = "the weights",
+                           .bytes = tensor_bytes(conv_weight_dims(s), f->dtype, f->layout),
+                           .shared = true};
     t[CONV_OUTPUT] = (struct op_tensor){
         .name = "the output",
-        .bytes = output_tensor_bytes(output_dims(s), f->dtype, f->layout, f->output),
+        .bytes = output_tensor_bytes(conv_output_dims(s), f->dtype, f->layout, f->output),
         .written = true};
-    t[CONV_BIAS] = (struct op_tensor){.name = "the bias", .bytes = bias_count(s) * sizeof(float),
-                                      .shared = true};
-    t[CONV_SCALE] = (struct op_tensor){
-        .name = "the scaling factors",
-        .bytes = f->dtype == DTYPE_BINARY ? (size_t)s->cout * sizeof(float) : 0,
-        .shared = true};
+    t[CONV_BIAS] = (struct op_tensor){
+        .name = "the bias", .bytes = bias_count(s) * sizeof(float), .shared = true};
+    t[CONV_SCALE] =
+        (struct op_tensor){.name = "the scaling factors",
+                           .bytes = f->dtype == DTYPE_BINARY ? (size_t)s->cout * sizeof(float) : 0,
+                           .shared = true};
     return CONV_TENSORS;
 }
 
@@ -193,13 +179,13 @@ static bool draw(const struct op_draw *d, char *err, size_t err_size)
     void *const *t = d->tensor;
     float *input = host_alloc(input_count(s) * sizeof *input, "the input");
     draw_input(c, f.dtype, d->set, input);
-    tensor_from_nchw(input, input_dims(s), f.dtype, f.layout, t[CONV_INPUT]);
+    tensor_from_nchw(input, conv_input_dims(s), f.dtype, f.layout, t[CONV_INPUT]);
     free(input);
     struct op_tensor sizes[CONV_TENSORS];
     tensors(s, d->layout, sizes);
     memset(t[CONV_OUTPUT], POISON_BYTE, sizes[CONV_OUTPUT].bytes);
     if (t[CONV_WEIGHTS])
-        tensor_from_nchw(ri->weights, weight_dims(s), f.dtype, f.layout, t[CONV_WEIGHTS]);
+        tensor_from_nchw(ri->weights, conv_weight_dims(s), f.dtype, f.layout, t[CONV_WEIGHTS]);
     if (t[CONV_BIAS])
         memcpy(t[CONV_BIAS], c->host.bias, sizes[CONV_BIAS].bytes);
     if (t[CONV_SCALE])
@@ -211,7 +197,7 @@ static bool draw(const struct op_draw *d, char *err, size_t err_size)
 static float *output_as_nchw(const struct conv_shape *s, struct conv_format f, const void *out)
 {
     float *nchw = host_alloc(output_count(s) * sizeof *nchw, "the output's conversion");
-    tensor_to_nchw(out, output_dims(s), output_dtype(f.dtype), output_layout(f.layout), nchw);
+    tensor_to_nchw(out, conv_output_dims(s), output_dtype(f.dtype), output_layout(f.layout), nchw);
     return nchw;
 }
 
@@ -227,8 +213,8 @@ static struct check_result check(const struct op_check *k)
     const struct tolerance tol = tolerance_for(d, s);
     if (f.output == OUTPUT_SIGN_BITS) {
         struct check_result r = check_sign_bits(g, k->after[CONV_OUTPUT], s, tol);
-        snprintf(k->params, k->params_size, "output=%s;near_zero=%zu",
-                 output_format_name(f.output), r.near_zero);
+        snprintf(k->params, k->params_size, "output=%s;near_zero=%zu", output_format_name(f.output),
+                 r.near_zero);
         return r;
     }
     float *out = output_as_nchw(s, f, k->after[CONV_OUTPUT]);
@@ -523,8 +509,8 @@ const struct op *conv_op_create(const struct lesson *lesson, struct options *o)
     for (int i = 0; i < count; i++) {
         const struct conv_variant *cv = &lesson->variants[i];
         const int layout = format_index((struct conv_format){cv->dtype, cv->layout, cv->output});
-        c->variants[i] = op_variant_of(cv, layout, lesson->target == TARGET_CPU,
-                                       o->mode != MODE_BENCH);
+        c->variants[i] =
+            op_variant_of(cv, layout, lesson->target == TARGET_CPU, o->mode != MODE_BENCH);
     }
     for (int i = 0; i < FORMAT_COUNT; i++)
         c->layout_names[i] = layout_name(format_at(i).layout);

@@ -7,17 +7,17 @@
 #include "gpu_timer.h"
 #include "verify.h"
 
-static struct dims4 input_dims(const struct conv_shape *s)
+struct dims4 conv_input_dims(const struct conv_shape *s)
 {
     return (struct dims4){s->n, s->cin, s->h, s->w};
 }
 
-static struct dims4 output_dims(const struct conv_shape *s)
+struct dims4 conv_output_dims(const struct conv_shape *s)
 {
     return (struct dims4){s->n, s->cout, s->h, s->w};
 }
 
-static struct dims4 weight_dims(const struct conv_shape *s)
+struct dims4 conv_weight_dims(const struct conv_shape *s)
 {
     return (struct dims4){s->cout, s->cin, s->ksize, s->ksize};
 }
@@ -25,7 +25,8 @@ static struct dims4 weight_dims(const struct conv_shape *s)
 size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
                         enum output_format o)
 {
-    return tensor_bytes(input_dims(s), d, l) + output_tensor_bytes(output_dims(s), d, l, o);
+    return tensor_bytes(conv_input_dims(s), d, l) +
+           output_tensor_bytes(conv_output_dims(s), d, l, o);
 }
 
 int buffer_sets_for(size_t set_bytes, size_t l2_bytes, size_t free_bytes)
@@ -57,20 +58,20 @@ void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum 
     b->layout = l;
     b->sets = sets;
     b->stream = stream;
-    b->input_bytes = tensor_bytes(input_dims(s), d, l);
-    b->output_bytes = output_tensor_bytes(output_dims(s), d, l, OUTPUT_VALUES);
-    b->weight_bytes = tensor_bytes(weight_dims(s), d, l);
+    b->input_bytes = tensor_bytes(conv_input_dims(s), d, l);
+    b->output_bytes = output_tensor_bytes(conv_output_dims(s), d, l, OUTPUT_VALUES);
+    b->weight_bytes = tensor_bytes(conv_weight_dims(s), d, l);
     float *input = host_alloc(input_count(s) * sizeof *input, "an input buffer set");
     for (int i = 0; i < sets; i++) {
         b->input[i] = gpu_alloc(b->input_bytes, "an input buffer");
         b->output[i] = gpu_alloc(b->output_bytes, "an output buffer");
         draw(draw_context, i, input);
-        upload(b->input[i], input, input_dims(s), b, b->input_bytes);
+        upload(b->input[i], input, conv_input_dims(s), b, b->input_bytes);
         CUDA_CHECK(cudaMemset(b->output[i], POISON_BYTE, b->output_bytes));
     }
     free(input);
     b->weights = gpu_alloc(b->weight_bytes, "the weights");
-    upload(b->weights, weights, weight_dims(s), b, b->weight_bytes);
+    upload(b->weights, weights, conv_weight_dims(s), b, b->weight_bytes);
     b->bias = NULL;
     if (s->bias) {
         size_t bias_bytes = bias_count(s) * sizeof(float);
@@ -98,7 +99,7 @@ void gpu_run_once(enqueue_fn run, void *context, const struct gpu_buffers *b, fl
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
     void *staged = host_alloc(b->output_bytes, "the output's conversion");
     CUDA_CHECK(cudaMemcpy(staged, b->output[0], b->output_bytes, cudaMemcpyDeviceToHost));
-    tensor_to_nchw(staged, output_dims(&b->shape), output_dtype(b->dtype),
+    tensor_to_nchw(staged, conv_output_dims(&b->shape), output_dtype(b->dtype),
                    output_layout(b->layout), host_out);
     free(staged);
 }

@@ -33,6 +33,11 @@ struct gpu_buffers {
     cudaStream_t stream;
 };
 
+/* The convolution's input, output and weight tensors as dims4 (NCHW terms). */
+struct dims4 conv_input_dims(const struct conv_shape *s);
+struct dims4 conv_output_dims(const struct conv_shape *s);
+struct dims4 conv_weight_dims(const struct conv_shape *s);
+
 /* Writes the float32 NCHW input of buffer set `set` (already rounded to the dtype). */
 typedef void (*draw_input_fn)(void *context, int set, float *input);
 

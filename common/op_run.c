@@ -70,8 +70,8 @@ static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set
         r->files.set->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
         return true;
     }
-    struct op_draw d = {r->op, &r->opts.shape, r->opts.param, b->layout, set,
-                        op_set_seed(r->opts.seed, set), host};
+    struct op_draw d = {
+        r->op, &r->opts.shape, r->opts.param, b->layout, set, op_set_seed(r->opts.seed, set), host};
     char err[1024];
     if (r->op->draw(&d, err, sizeof err))
         return true;
@@ -123,10 +123,9 @@ static bool buffers_create(const struct op_run *r, struct op_buffers *b, int lay
     }
     if (!draw_set(r, b, 0, b->before))
         return false;
-    b->sets = host || r->frames || r->apply
-                  ? 1
-                  : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
-                                    r->session.gpu.free_bytes);
+    b->sets = host || r->frames || r->apply ? 1
+                                            : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
+                                                              r->session.gpu.free_bytes);
     /* Sets after the first are drawn into `staged`, uploaded, and forgotten; a shared
      * tensor is set 0's in every set. */
     void *staged[OP_MAX_TENSORS] = {0};
@@ -142,8 +141,8 @@ static bool buffers_create(const struct op_run *r, struct op_buffers *b, int lay
                 continue;
             }
             b->set[set][i] = alloc_where(host, b->t[i].bytes, b->t[i].name);
-            copy_where(host, b->set[set][i], set == 0 ? b->before[i] : staged[i],
-                       b->t[i].bytes, cudaMemcpyHostToDevice);
+            copy_where(host, b->set[set][i], set == 0 ? b->before[i] : staged[i], b->t[i].bytes,
+                       cudaMemcpyHostToDevice);
         }
     }
     for (int i = 0; i < b->count; i++)
@@ -176,8 +175,11 @@ struct variant_run {
 
 static struct op_args args_for(const struct variant_run *vr, int set, int frame)
 {
-    struct op_args a = {.shape = vr->shape, .param = vr->param, .frame = frame,
-                        .scratch = vr->scratch, .stream = vr->b->stream,
+    struct op_args a = {.shape = vr->shape,
+                        .param = vr->param,
+                        .frame = frame,
+                        .scratch = vr->scratch,
+                        .stream = vr->b->stream,
                         .variant = vr->variant};
     for (int i = 0; i < vr->b->count; i++)
         a.tensor[i] = vr->b->set[set][i];
@@ -268,8 +270,15 @@ static const char *blocker(const struct op_run *r, const struct op_variant *v, c
 static struct op_check check_args(const struct op_run *r, const struct variant_run *vr,
                                   const struct op_buffers *b, int frame, struct result_row *row)
 {
-    return (struct op_check){r->op, &r->opts.shape, r->opts.param, vr->variant, b->layout,
-                             frame, b->before, b->after, row->params + strlen(row->params),
+    return (struct op_check){r->op,
+                             &r->opts.shape,
+                             r->opts.param,
+                             vr->variant,
+                             b->layout,
+                             frame,
+                             b->before,
+                             b->after,
+                             row->params + strlen(row->params),
                              sizeof row->params - strlen(row->params)};
 }
 
@@ -589,9 +598,8 @@ static const struct op_variant *applied_variant(const struct op_run *r)
 static bool run_apply(struct op_run *r)
 {
     const struct op_variant *v = applied_variant(r);
-    struct result_row row = {.variant = v->name,
-                             .dtype = v->dtype,
-                             .layout = r->op->layout_names[v->layout]};
+    struct result_row row = {
+        .variant = v->name, .dtype = v->dtype, .layout = r->op->layout_names[v->layout]};
     struct op_buffers b;
     if (!buffers_create(r, &b, v->layout, v->cpu)) {
         buffers_free(&b);
@@ -649,8 +657,8 @@ static int check_variants_run(const struct op_run *r)
         const struct op_variant *v = &r->op->variants[i];
         if (!selected(r, v))
             continue;
-        const char *why = r->opts.variant ? blocker(r, v, reason, sizeof reason)
-                                          : unsupported(r, v);
+        const char *why =
+            r->opts.variant ? blocker(r, v, reason, sizeof reason) : unsupported(r, v);
         if (!why)
             return EXIT_PASS;
         first = first ? first : why;

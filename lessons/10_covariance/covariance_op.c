@@ -19,9 +19,10 @@ int cov_op_tensors(const struct conv_shape *s, int layout, struct op_tensor *t)
         .name = "gamma",
         .bytes = (full ? cov_gamma_full_count(s) : cov_gamma_diag_count(s)) * sizeof(float)};
     t[COV_C] = (struct op_tensor){.name = "c", .bytes = cov_c_count(s) * sizeof(float)};
-    t[COV_OUT] = (struct op_tensor){
-        .name = "out", .bytes = cov_out_count(s, (enum cov_layout)layout) * sizeof(float),
-        .written = true};
+    t[COV_OUT] =
+        (struct op_tensor){.name = "out",
+                           .bytes = cov_out_count(s, (enum cov_layout)layout) * sizeof(float),
+                           .written = true};
     return COV_TENSOR_COUNT;
 }
 

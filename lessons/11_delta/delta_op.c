@@ -39,11 +39,12 @@ int delta_op_tensors(const struct conv_shape *s, int layout, struct op_tensor *t
 {
     (void)layout;
     const size_t frame = input_count(s) * sizeof(float);
-    t[DELTA_FRAMES] = (struct op_tensor){.name = "the frames",
-                                         .bytes = (size_t)delta_op_frames(s) * frame};
-    t[DELTA_WEIGHTS] = (struct op_tensor){.name = "the weights",
-                                          .bytes = weight_count(s) * sizeof(float)};
-    t[DELTA_BIAS] = (struct op_tensor){.name = "the bias", .bytes = (size_t)s->cout * sizeof(float)};
+    t[DELTA_FRAMES] =
+        (struct op_tensor){.name = "the frames", .bytes = (size_t)delta_op_frames(s) * frame};
+    t[DELTA_WEIGHTS] =
+        (struct op_tensor){.name = "the weights", .bytes = weight_count(s) * sizeof(float)};
+    t[DELTA_BIAS] =
+        (struct op_tensor){.name = "the bias", .bytes = (size_t)s->cout * sizeof(float)};
     t[DELTA_OUT] = (struct op_tensor){.name = "the output", .bytes = frame, .written = true};
     return DELTA_TENSOR_COUNT;
 }

@@ -821,8 +821,12 @@ static bool op_check_passes(const struct conv_shape *s, const double *param, enu
 {
     const struct op_variant v = {.name = "test", .kind = kind};
     void *after[DELTA_TENSOR_COUNT] = {[DELTA_OUT] = out};
-    const struct op_check c = {.shape = s, .param = param, .variant = &v, .frame = frame,
-                               .before = before, .after = after};
+    const struct op_check c = {.shape = s,
+                               .param = param,
+                               .variant = &v,
+                               .frame = frame,
+                               .before = before,
+                               .after = after};
     return delta_op_check(&c).pass;
 }
 

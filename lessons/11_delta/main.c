@@ -32,18 +32,18 @@ static struct delta_args shape_args(const struct conv_shape *s, const double *pa
     return delta_args_of(&a);
 }
 
-#define VARIANT(name, launcher)                                                              \
-    static void run_##name(const struct op_args *a)                                         \
-    {                                                                                        \
-        struct delta_args d = delta_args_of(a);                                              \
-        launcher(&d);                                                                        \
-    }                                                                                        \
-    static size_t state_##name(const struct op_variant *v, const struct conv_shape *s,      \
-                               const double *param)                                         \
-    {                                                                                        \
-        (void)v;                                                                             \
-        struct delta_args d = shape_args(s, param);                                          \
-        return name##_state_bytes(&d);                                                       \
+#define VARIANT(name, launcher)                                                                    \
+    static void run_##name(const struct op_args *a)                                                \
+    {                                                                                              \
+        struct delta_args d = delta_args_of(a);                                                    \
+        launcher(&d);                                                                              \
+    }                                                                                              \
+    static size_t state_##name(const struct op_variant *v, const struct conv_shape *s,             \
+                               const double *param)                                                \
+    {                                                                                              \
+        (void)v;                                                                                   \
+        struct delta_args d = shape_args(s, param);                                                \
+        return name##_state_bytes(&d);                                                             \
     }
 VARIANT(dense, launch_delta_dense)
 VARIANT(tile_mask, launch_delta_tile_mask)
