@@ -299,7 +299,6 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     const struct conv_shape *s = &c->host.shape;
     const enum dtype d = b->dtype;
     const enum layout l = (enum layout)b->id;
-    row->variant = "cudnn";
     struct gpu_buffers buf;
     struct draw_context dc = {c, d};
     gpu_buffers_create(&buf, s, d, l, sets_for(bench->session, s, d, l, OUTPUT_VALUES),

@@ -242,7 +242,8 @@ struct op {
     /* Optional, library rows: the ones variant v is compared with (its cudnn_ms is the
      * fastest of them), or with v NULL those timed whatever runs; returns how many, at
      * most OP_MAX_BASELINES. time_baseline runs one on the op's problem, checked, with
-     * the harness's protocol, filling row's time, check and params (or row->skipped). */
+     * the harness's protocol, filling row's time, check, rates and params (or
+     * row->skipped); the row is named "cudnn". */
     int (*baselines)(const struct op *op, const struct op_variant *v, struct op_baseline *out);
     void (*time_baseline)(const struct op *op, const struct op_baseline *b,
                           const struct op_bench *bench, struct result_row *row);

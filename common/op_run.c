@@ -270,16 +270,17 @@ static const char *blocker(const struct op_run *r, const struct op_variant *v, c
 static struct op_check check_args(const struct op_run *r, const struct variant_run *vr,
                                   const struct op_buffers *b, int frame, struct result_row *row)
 {
-    return (struct op_check){r->op,
-                             &r->opts.shape,
-                             r->opts.param,
-                             vr->variant,
-                             b->layout,
-                             frame,
-                             b->before,
-                             b->after,
-                             row->params + strlen(row->params),
-                             sizeof row->params - strlen(row->params)};
+    const size_t used = strlen(row->params);
+    return (struct op_check){.op = r->op,
+                             .shape = &r->opts.shape,
+                             .param = r->opts.param,
+                             .variant = vr->variant,
+                             .layout = b->layout,
+                             .frame = frame,
+                             .before = b->before,
+                             .after = b->after,
+                             .params = row->params + used,
+                             .params_size = sizeof row->params - used};
 }
 
 /* One run from the tensors as drawn, checked. */
@@ -504,7 +505,8 @@ static void run_baselines(struct op_run *r)
 {
     const struct op_bench bench = {&r->session, &r->opts};
     for (int i = 0; i < r->baseline_count; i++) {
-        struct result_row row = {.dtype = r->baselines[i].dtype,
+        struct result_row row = {.variant = "cudnn",
+                                 .dtype = r->baselines[i].dtype,
                                  .layout = r->baselines[i].layout,
                                  .device = r->session.gpu.name,
                                  .cudnn_ms = NAN};
