@@ -223,6 +223,11 @@ static struct check_result check(const struct op_check *k)
     return r;
 }
 
+struct op_baseline conv_baseline(enum dtype d, enum layout l)
+{
+    return (struct op_baseline){d, layout_name(l), (int)l};
+}
+
 /* The cuDNN rows a variant of this dtype and layout is compared with: its own format,
  * fp32 for 3xtf32 (the accuracy it delivers), fp32 NCHW and fp16 NHWC for binary. */
 static int baselines(const struct op *op, const struct op_variant *v, struct op_baseline *out)
@@ -232,22 +237,18 @@ static int baselines(const struct op *op, const struct op_variant *v, struct op_
         int n = 0;
         for (; n < l->extra_baseline_count && n < OP_MAX_BASELINES; n++) {
             const struct baseline_format *b = &l->extra_baselines[n];
-            out[n] = (struct op_baseline){b->dtype, layout_name(b->layout), (int)b->layout};
+            out[n] = conv_baseline(b->dtype, b->layout);
         }
         return n;
     }
     const struct conv_variant *cv = v->impl;
     switch (cv->dtype) {
     case DTYPE_BINARY:
-        out[0] = (struct op_baseline){DTYPE_FP32, layout_name(LAYOUT_NCHW), LAYOUT_NCHW};
-        out[1] = (struct op_baseline){DTYPE_FP16, layout_name(LAYOUT_NHWC), LAYOUT_NHWC};
+        out[0] = conv_baseline(DTYPE_FP32, LAYOUT_NCHW);
+        out[1] = conv_baseline(DTYPE_FP16, LAYOUT_NHWC);
         return 2;
-    case DTYPE_3XTF32:
-        out[0] = (struct op_baseline){DTYPE_FP32, layout_name(cv->layout), (int)cv->layout};
-        return 1;
-    default:
-        out[0] = (struct op_baseline){cv->dtype, layout_name(cv->layout), (int)cv->layout};
-        return 1;
+    case DTYPE_3XTF32: out[0] = conv_baseline(DTYPE_FP32, cv->layout); return 1;
+    default: out[0] = conv_baseline(cv->dtype, cv->layout); return 1;
     }
 }
 
@@ -407,7 +408,8 @@ static bool write_result(const struct op *op, int layout, void *const *after, co
 
 /* ---- the lesson's variants, through the op ---- */
 
-struct conv_args conv_args_of(const struct op_args *a)
+/* What a conv_variant's run gets from the op's tensors. */
+static struct conv_args conv_args_of(const struct op_args *a)
 {
     return (struct conv_args){.shape = a->shape,
                               .input = a->tensor[CONV_INPUT],

@@ -21,13 +21,13 @@ enum conv_tensor { CONV_INPUT, CONV_WEIGHTS, CONV_OUTPUT, CONV_BIAS, CONV_SCALE,
 const struct op *conv_op_create(const struct lesson *lesson, struct options *o);
 void conv_op_free(const struct op *op);
 
+/* The convolution's library row in a dtype and layout (op_baseline.id is the layout). */
+struct op_baseline conv_baseline(enum dtype d, enum layout l);
+
 /* cuDNN's row for a convolution of shape s, on inputs drawn from the run's seed, timed
  * and checked as the convolution's own rows are: the library row of an op whose work is
  * a convolution (lesson 11's layer on one frame). */
 void conv_cudnn_row(const struct conv_shape *s, const struct op_baseline *b,
                     const struct op_bench *bench, struct result_row *row);
-
-/* What a conv_variant's run gets from the op's tensors. */
-struct conv_args conv_args_of(const struct op_args *a);
 
 #endif

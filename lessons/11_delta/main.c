@@ -76,8 +76,8 @@ static int baselines(const struct op *op, const struct op_variant *v, struct op_
     (void)op;
     if (!v)
         return 0;
-    out[0] = (struct op_baseline){DTYPE_FP32, layout_name(LAYOUT_NHWC), LAYOUT_NHWC};
-    out[1] = (struct op_baseline){DTYPE_FP32, layout_name(LAYOUT_NCHW), LAYOUT_NCHW};
+    out[0] = conv_baseline(DTYPE_FP32, LAYOUT_NHWC);
+    out[1] = conv_baseline(DTYPE_FP32, LAYOUT_NCHW);
     return 2;
 }
 
