@@ -15,14 +15,21 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 CMAKE_ARGS := $(if $(ARCH),-DCMAKE_CUDA_ARCHITECTURES=$(ARCH))
 PYTHON = $(shell scripts/python-env.sh)
 LESSON_BIN = $(firstword $(wildcard $(BUILD)/bin/$(LESSON)_*))
+LESSON_DIR = $(notdir $(firstword $(wildcard lessons/$(LESSON)_*)))
 
-.PHONY: all build test bench plots gpu-check profile sanitize clean fuzz asan
+.PHONY: all build lesson test bench plots gpu-check profile sanitize clean fuzz asan
 
 all: build
 
 build:
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DCONV_PYTHON=$(PYTHON)
 	cmake --build $(BUILD) -j $(JOBS)
+
+# One lesson alone (`make lesson LESSON=07`): its executable and what it links.
+lesson:
+	@test -n "$(LESSON_DIR)" || { echo "make lesson: no folder lessons/$(LESSON)_* (LESSON=NN)" >&2; exit 2; }
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS) -DCONV_PYTHON=$(PYTHON)
+	cmake --build $(BUILD) -j $(JOBS) --target $(LESSON_DIR)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

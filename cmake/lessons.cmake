@@ -13,7 +13,7 @@
 #                          SANITIZE_ARGS also <folder>.memcheck.own ... on those flags
 # MULTICHANNEL lessons also get batched multi-channel cases; CASES adds a lesson's own
 # awkward sizes, run like the others. An OP lesson (its problem is not the convolution,
-# common/op.h) gets only its own CASES, each run with every variant (label gpu) and
+# common/ops/op.h) gets only its own CASES, each run with every variant (label gpu) and
 # with each of its CPU_VARIANTS alone (<folder>.<case>.<variant>, label cpu), the bad
 # flag cases plus its BAD_CASES, and the sanitizers on SANITIZE_ARGS.
 
@@ -111,8 +111,19 @@ endfunction()
 function(add_lesson target)
   cmake_parse_arguments(L "CPU;MULTICHANNEL;OP" ""
     "SOURCES;CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES" ${ARGN})
-  add_executable(${target} ${L_SOURCES})
-  target_link_libraries(${target} PRIVATE conv_common)
+  # The kernels (.cu) compile apart, seeing only common/device/, the convolution's
+  # kernel ABI (conv_kernel) and the lesson's own folder: nothing of the harness.
+  set(host_sources ${L_SOURCES})
+  set(kernel_sources ${L_SOURCES})
+  list(FILTER host_sources EXCLUDE REGEX "\\.cu$")
+  list(FILTER kernel_sources INCLUDE REGEX "\\.cu$")
+  add_executable(${target} ${host_sources})
+  if(kernel_sources)
+    add_library(${target}_kernels OBJECT ${kernel_sources})
+    target_link_libraries(${target}_kernels PRIVATE conv_kernel)
+    target_link_libraries(${target} PRIVATE ${target}_kernels)
+  endif()
+  target_link_libraries(${target} PRIVATE conv_harness conv_op)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
   if(L_OP)
     _conv_add_op_lesson(${target} CASES ${L_CASES} CPU_VARIANTS ${L_CPU_VARIANTS}

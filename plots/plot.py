@@ -72,7 +72,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "H", "d")
 # The roofline model gives each problem its own marker: every shape filled, then every
 # shape hollow; only beyond that many problems do markers repeat (with a note).
 MARKER_STYLES = tuple((m, True) for m in MARKERS) + tuple((m, False) for m in MARKERS)
-# The harness writes gbps, gflops and roofline_pct with two decimals (common/report.c):
+# The harness writes gbps, gflops and roofline_pct with two decimals (common/measure/report.c):
 # each value may be off by half of the last one.
 CSV_HALF_UNIT = 0.005
 GFLOPS_PER_TFLOPS = 1000.0

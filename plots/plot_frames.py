@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plot a sequence op's rows per frame (lesson 11's --frames-csv) as one PNG per problem.
 
-Reads:  a CSV with the harness's frame header (common/report.h, FRAME_CSV_HEADER).
+Reads:  a CSV with the harness's frame header (common/measure/report.h, FRAME_CSV_HEADER).
 Writes: into --out, <slug of the GPU>_<lesson>_<preset>_<slug of the flags>_frames.png: time per frame
         (top) and relative error against the dense layer per frame (bottom), one line
         per variant. Frame 0 is computed densely and not timed: it has no time. When a

@@ -22,7 +22,7 @@ and min. Drawn and checked like the harness (lessons/10_covariance/covariance_op
 one run from the drawn state against a float64 gold of the same inputs (and, in the full
 layout, every entry outside the diagonal blocks still NaN), with the op's tolerance.
 gbps, gflops and roofline_pct come from the op's minimum bytes and FLOPs
-(covariance.c) and a device-to-device copy's bandwidth (common/gpu_info.c).
+(covariance.c) and a device-to-device copy's bandwidth (common/measure/gpu_info.c).
 
 Runs only where PyTorch with CUDA imports (the GPU machine has it); elsewhere it says
 why and exits 0 without writing. The arguments (the CSV, the lesson binary and the
@@ -51,20 +51,20 @@ VARIANT = "pytorch"
 DTYPE = "fp32"
 FULL, BLOCKS = "full", "blocks"  # cov_layout_names[COV_FULL], [COV_BLOCKS]
 LAYOUTS = (FULL, BLOCKS)
-# common/report.h's CSV_HEADER (tests/test_pytorch_covariance.py compares the two).
+# common/measure/report.h's CSV_HEADER (tests/test_pytorch_covariance.py compares the two).
 CSV_HEADER = ("lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,"
               "gbps,gflops,roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,commit,"
               "date,layout,params")
 FIELDS = CSV_HEADER.split(",")
-NEW_FILE_MODE = 0o666  # common/fileutil.c, less the umask
+NEW_FILE_MODE = 0o666  # common/io/fileutil.c, less the umask
 
-ROTATE_L2_FACTOR = 4   # common/gpu_runner.h
+ROTATE_L2_FACTOR = 4   # common/measure/gpu_timer.h
 MAX_BUFFER_SETS = 32
 DEFAULT_L2_BYTES = 64 << 20  # where torch does not report the L2 (older versions)
-COPY_BYTES = 256 << 20  # common/gpu_info.c: the copy that measures the memory roof
+COPY_BYTES = 256 << 20  # common/measure/gpu_info.c: the copy that measures the memory roof
 COPY_REPS = 10
 FP32_U = 2.0 ** -24
-ACCUMULATE_SAFETY = 8.0  # common/verify.c
+ACCUMULATE_SAFETY = 8.0  # common/measure/verify.c
 FLT_MIN = 1.1754943508222875e-38
 DEVICE = "cuda"  # where the rows are measured (the tests run the parts on "cpu")
 # The float64 gold is checked at this many (b, q, q') against the sum written out term by
@@ -86,7 +86,7 @@ class UsageError(Exception):
 
 
 def parse_presets(text):
-    """{name: Shape} from a lesson's --list-presets output (common/cli.c print_presets:
+    """{name: Shape} from a lesson's --list-presets output (common/harness/cli.c print_presets:
     `NAME  n=B cin=Ci cout=Co HxW ksize=k[ bias]  what`); other lines are passed over."""
     presets = {}
     for line in text.splitlines():
@@ -181,7 +181,7 @@ def set_bytes(s, layout):
 
 
 def buffer_sets_for(set_size, l2_bytes, free_bytes):
-    """common/gpu_runner.c buffer_sets_for(): enough sets to outgrow the L2
+    """common/measure/gpu_timer.c buffer_sets_for(): enough sets to outgrow the L2
     ROTATE_L2_FACTOR times, at most MAX_BUFFER_SETS, in half the free memory, at least 1."""
     wanted = -(-ROTATE_L2_FACTOR * l2_bytes // set_size)
     fit = free_bytes // 2 // set_size
@@ -190,7 +190,7 @@ def buffer_sets_for(set_size, l2_bytes, free_bytes):
 
 def rtol_for(s):
     """covariance_op.c: each output sums 2*Ci*k^2 products and adds them, scaled, to its
-    old value: tolerance_for_terms(DTYPE_FP32, 2*Ci*k^2 + 2) of common/verify.c."""
+    old value: tolerance_for_terms(DTYPE_FP32, 2*Ci*k^2 + 2) of common/measure/verify.c."""
     return ACCUMULATE_SAFETY * math.sqrt(2.0 * s.cin * s.ksize * s.ksize + 2) * FP32_U
 
 
@@ -214,7 +214,7 @@ def commit(repo=REPO):
 
 
 def utc_now():
-    """The harness's date column (common/report.c)."""
+    """The harness's date column (common/measure/report.c)."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -223,7 +223,7 @@ Check = collections.namedtuple("Check", "passed rel_err max_abs checked failures
 
 def make_row(preset, s, layout, device, median_ms, min_ms, copy_gbps, result, params,
              commit_id, date):
-    """One CSV row (a dict over FIELDS), formatted as common/report.c formats its rows."""
+    """One CSV row (a dict over FIELDS), formatted as common/measure/report.c formats its rows."""
     min_bytes = cov_min_bytes(s, layout)
     roof_ms = min_bytes / (copy_gbps * 1e9) * 1e3 if copy_gbps and copy_gbps > 0 else None
     return {
@@ -259,7 +259,7 @@ def csv_problem(path):
     except UnicodeDecodeError:
         return "is not a text file"
     if first and first.rstrip("\r\n") != CSV_HEADER:
-        return "its first line is not the header of common/report.h (CSV_HEADER)"
+        return "its first line is not the header of common/measure/report.h (CSV_HEADER)"
     return None
 
 
@@ -272,7 +272,7 @@ def rows_text(rows):
 
 
 def append_rows(path, rows):
-    """All rows in one write, as common/fileutil.c append_line() does: the header first
+    """All rows in one write, as common/io/fileutil.c append_line() does: the header first
     into a new or empty file, a newline first after a torn last line, under a lock."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, NEW_FILE_MODE)
     try:
@@ -477,7 +477,7 @@ def check(torch, s, layout, out, ref, magnitude):
 
 
 def time_sets(torch, fn, sets, warmup, reps):
-    """common/gpu_timer.c gpu_time_sets(): warm-up runs, then every repetition between its
+    """common/measure/gpu_timer.c gpu_time_sets(): warm-up runs, then every repetition between its
     own pair of events, queued back to back over the rotated sets; (median, min) in ms."""
     at = 0
     for _ in range(warmup):
@@ -496,7 +496,7 @@ def time_sets(torch, fn, sets, warmup, reps):
 
 
 def copy_bandwidth_gbps(torch):
-    """common/gpu_info.c gpu_measure_copy_bandwidth(): a device-to-device copy of 256 MiB,
+    """common/measure/gpu_info.c gpu_measure_copy_bandwidth(): a device-to-device copy of 256 MiB,
     one warm-up, the best of 10; bytes read + written over time."""
     src = torch.empty(COPY_BYTES, dtype=torch.uint8, device=DEVICE).fill_(1)
     dst = torch.empty_like(src)

@@ -8,7 +8,7 @@ median and min. Two rows per preset:
   pytorch       TF32 off (torch.backends.cudnn.allow_tf32 = False): true fp32
   pytorch_tf32  PyTorch's default, TF32 allowed on tensor cores
 Each is checked against a float64 conv of the same inputs with the harness's own
-tolerance (common/verify.c: rtol = 2*2*u_operand + 8*sqrt(C*R*S + bias)*u_accumulate,
+tolerance (common/measure/verify.c: rtol = 2*2*u_operand + 8*sqrt(C*R*S + bias)*u_accumulate,
 relative to |bias| + sum|w*x|), so PASS means the same thing as in a lesson's row.
 cudnn_ms, vs_cudnn and roofline_pct come from the CSV's own cuDNN row of the same
 preset, precision and layout (the same sweep); left empty where there is none.
@@ -32,7 +32,7 @@ import statistics
 import subprocess
 import sys
 
-ROTATE_L2_FACTOR = 4   # as common/gpu_runner.h
+ROTATE_L2_FACTOR = 4   # as common/measure/gpu_timer.h
 MAX_BUFFER_SETS = 32
 FP32_U = 2.0 ** -24
 TF32_U = 2.0 ** -11

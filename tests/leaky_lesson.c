@@ -2,6 +2,7 @@
  * the memcheck leak check must catch it (tests/CMakeLists.txt, leak_is_caught).
  * It proves that a variant owning memory outside the harness's scratch fails
  * gpu-check instead of passing quietly. */
+#include "conv_op.h"
 #include "cuda_check.h"
 #include "lesson.h"
 
@@ -28,18 +29,20 @@ static const struct conv_variant variants[] = {
      .run = copy_input},
 };
 
-static const struct lesson lesson = {
-    .name = "leaky_lesson",
-    .title = "a variant that leaks device memory",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = 1,
-    .default_preset = "seed000",
     .image_variant = "leaky",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "leaky_lesson",
+        .title = "a variant that leaks device memory",
+        .default_preset = "seed000",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "conv_flags.h"
 #include "flag_lesson.h"
 #include "stderr_capture.h"
 #include "unit.h"
@@ -19,7 +20,7 @@ static enum cli_status parse(struct options *o, ...)
     for (char *arg; argc < MAX_ARGS && (arg = va_arg(args, char *)) != NULL;)
         argv[argc++] = arg;
     va_end(args);
-    return parse_options(&flag_lesson, argc, argv, o);
+    return parse_options(flag_lesson(), argc, argv, o);
 }
 
 #define PARSE(o, ...) parse((o), __VA_ARGS__, (char *)NULL)
@@ -48,7 +49,7 @@ static void defaults_come_from_the_preset(void)
 {
     struct options o;
     char *argv[] = {"test"};
-    CHECK(parse_options(&flag_lesson, 1, argv, &o) == CLI_RUN);
+    CHECK(parse_options(flag_lesson(), 1, argv, &o) == CLI_RUN);
     CHECK(strcmp(o.preset, "big3") == 0);
     CHECK(o.shape.h == 8192 && o.shape.w == 8192 && o.shape.ksize == 3);
     CHECK(o.shape.n == 1 && o.shape.cin == 1 && o.shape.cout == 1 && !o.shape.bias);
@@ -167,7 +168,7 @@ static void names_the_wrong_flag(void)
     CHECK_ERROR("error: --ksize -3: expected an odd filter size", "--ksize", "-3");
     struct options o;
     CHECK(PARSE(&o, "--image", "x.pgm", "--out=--y.pgm") == CLI_RUN); /* on purpose */
-    CHECK(strcmp(o.image_out_path, "--y.pgm") == 0);
+    CHECK(strcmp(o.data[DATA_OUT], "--y.pgm") == 0);
 }
 
 static void rejects_unwritable_outputs(void)
@@ -177,15 +178,17 @@ static void rejects_unwritable_outputs(void)
     CHECK(PARSE(&o, "--image", "x.pgm", "--out", "/nonexistent-dir/y.pgm") == CLI_EXIT_USAGE);
 }
 
+/* The image gives the problem; its filter and size stay for the op to default. */
 static void image_mode_defaults(void)
 {
     struct options o;
     CHECK(PARSE(&o, "--image", "x.pgm", "--out", "y.pgm") == CLI_RUN);
-    CHECK(o.mode == MODE_IMAGE && o.shape.ksize == IMAGE_DEFAULT_KSIZE);
-    CHECK(strcmp(o.filter_spec, IMAGE_DEFAULT_FILTER) == 0);
+    CHECK(o.mode == MODE_DATA && o.shape.ksize == 0 && !o.ksize_given);
+    CHECK(strcmp(o.data[DATA_IMAGE], "x.pgm") == 0 && strcmp(o.data[DATA_OUT], "y.pgm") == 0);
+    CHECK(o.data[DATA_FILTER] == NULL && strcmp(o.preset, "custom") == 0);
     CHECK(PARSE(&o, "--image", "x.pgm", "--out", "y.pgm", "--filter", "sobel-x", "--ksize",
                 "3") == CLI_RUN);
-    CHECK(o.shape.ksize == 3 && strcmp(o.filter_spec, "sobel-x") == 0);
+    CHECK(o.shape.ksize == 3 && strcmp(o.data[DATA_FILTER], "sobel-x") == 0);
 }
 
 static void help_and_presets_exit_cleanly(void)

@@ -6,7 +6,7 @@
 The pure parts with the standard library only: the preset lines of --list-presets, the
 op's minimum bytes and FLOPs (covariance.c cov_min_bytes, cov_flops) against
 docs/10_covariance.md and sums done by hand, the buffer sets, the tolerance, the CSV
-(header as common/report.h's, appended as the harness appends), the command line
+(header as common/measure/report.h's, appended as the harness appends), the command line
 (exit 2 on bad arguments) and the machine without PyTorch or without a GPU (exit 0,
 nothing written; a fake `torch` package on PYTHONPATH stands for both, so the test means
 the same where PyTorch is installed). Where PyTorch imports, its CPU also runs the
@@ -57,7 +57,7 @@ def shape(n, cin, cout, h, w, k):
 
 class PurePartsTest(unittest.TestCase):
     def test_header_is_report_h(self):
-        text = (ROOT / "common" / "report.h").read_text()
+        text = (ROOT / "common" / "measure" / "report.h").read_text()
         start = text.index("#define CSV_HEADER")
         end = text.index("\n\n", start)
         header = "".join(re.findall(r'"([^"]*)"', text[start:end]))

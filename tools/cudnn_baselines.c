@@ -5,6 +5,7 @@
  *
  *   build/bin/cudnn_baselines --preset unet-512x512 --csv bench.csv
  */
+#include "conv_op.h"
 #include "lesson.h"
 
 static const struct baseline_format formats[] = {
@@ -13,17 +14,19 @@ static const struct baseline_format formats[] = {
     {DTYPE_BF16, LAYOUT_NCHW}, {DTYPE_BF16, LAYOUT_NHWC},
 };
 
-static const struct lesson baselines = {
-    .name = "cudnn_baselines",
-    .title = "cuDNN at fp32, tf32, fp16 and bf16, NCHW and NHWC",
-    .target = TARGET_GPU,
-    .default_preset = "unet-128x128",
-    .min_compute_capability = 75,
+static const struct conv_spec conv = {
     .extra_baselines = formats,
     .extra_baseline_count = (int)(sizeof formats / sizeof formats[0]),
 };
 
 int main(int argc, char **argv)
 {
-    return lesson_main(&baselines, argc, argv);
+    const struct lesson lesson = {
+        .name = "cudnn_baselines",
+        .title = "cuDNN at fp32, tf32, fp16 and bf16, NCHW and NHWC",
+        .default_preset = "unet-128x128",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
+    return lesson_main(&lesson, argc, argv);
 }

@@ -1,5 +1,5 @@
 /* launch_floor: what the harness's timing adds to a kernel's own time. Every GPU row is
- * timed by gpu_time_sets (common/gpu_timer.h): an event, the run's launches, an event,
+ * timed by gpu_time_sets (common/measure/gpu_timer.h): an event, the run's launches, an event,
  * queued back to back, median of the repetitions. Here the run is one kernel that does
  * nothing but wait a known time on the GPU's global timer, in as many blocks as a
  * lesson-09 layer launches, so a row's median minus that time is the protocol's own

@@ -1,7 +1,7 @@
 /* mma_rate: how fast one SM runs the warp-level tensor-core instruction (mma.sync) of
  * lessons 08 and 09, per clock and in TOPS: binary m16n8k256 with AND and with XOR
  * popcount, and fp16 m16n8k16 with fp32 accumulation for comparison with the
- * datasheet. No datasheet gives the binary rate of sm_90 (common/roofline.c), so
+ * datasheet. No datasheet gives the binary rate of sm_90 (common/measure/roofline.c), so
  * lesson 09 takes its bit tensor-core roof from this measurement.
  *
  * Every warp runs CHAINS independent accumulator chains, so that the latency of one

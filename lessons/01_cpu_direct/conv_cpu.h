@@ -1,9 +1,9 @@
 /* The CPU convolutions of lesson 01. Each computes the whole output from host
- * pointers before returning (see struct conv_args in lesson.h). */
+ * pointers before returning (see struct conv_args in conv_args.h). */
 #ifndef CONV_CPU_H
 #define CONV_CPU_H
 
-#include "lesson.h"
+#include "conv_args.h"
 
 /* The textbook loop nest, one output at a time (conv_plain.c). */
 void conv_plain(const struct conv_args *a);

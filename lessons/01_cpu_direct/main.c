@@ -6,6 +6,7 @@
  *   build/bin/01_cpu_direct --image data/camera.pgm --filter gaussian --ksize 5 --out blur.pgm
  */
 #include "conv_cpu.h"
+#include "conv_op.h"
 #include "lesson.h"
 
 /* Skip the slow single-thread loops on U-Net layers unless asked for by name:
@@ -31,17 +32,20 @@ static const struct conv_variant variants[] = {
      .parallel = true},
 };
 
-static const struct lesson lesson = {
-    .name = "01_cpu_direct",
-    .title = "direct convolution on the CPU: loop order, vectorisation, OpenMP",
-    .target = TARGET_CPU,
+static const struct conv_spec conv = {
+    .cpu = true,
     .variants = variants,
     .variant_count = (int)(sizeof variants / sizeof variants[0]),
-    .default_preset = "seed000",
     .image_variant = "openmp",
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "01_cpu_direct",
+        .title = "direct convolution on the CPU: loop order, vectorisation, OpenMP",
+        .default_preset = "seed000",
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

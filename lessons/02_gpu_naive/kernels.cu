@@ -4,11 +4,11 @@
  *
  *   build/bin/02_gpu_naive --preset big3      (or --preset seed000, --ksize 7, ...)
  */
+#include "conv_args.h"
 #include "conv_problem.h"
 #include "cuda_check.h"
 #include "grid_chunks.cuh"
 #include "kernels.h"
-#include "lesson.h"
 
 /* The biggest block any variant launches; tells ptxas how many registers it may use. */
 #define MAX_BLOCK_THREADS 1024
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
 
-/* One launch per grid chunk (common/grid_chunks.cuh): one in practice. */
+/* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int tile_h,
                               const struct conv_args *a)
 {

@@ -1,5 +1,6 @@
 /* Lesson 02: one thread per output pixel, all reads from global memory. The variants
  * change only the block shape, and then which axis a warp walks along. */
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -43,18 +44,20 @@ static const struct conv_variant variants[] = {
      .run = run_uncoalesced},
 };
 
-static const struct lesson lesson = {
-    .name = "02_gpu_naive",
-    .title = "One thread per output pixel, everything from global memory",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
-    .default_preset = "seed000",
     .image_variant = "block32x8",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "02_gpu_naive",
+        .title = "One thread per output pixel, everything from global memory",
+        .default_preset = "seed000",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

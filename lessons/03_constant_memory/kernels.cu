@@ -4,11 +4,11 @@
  *
  *   build/bin/03_constant_memory --preset big3      (or --preset big7, --ksize 21, ...)
  */
+#include "conv_args.h"
 #include "conv_problem.h"
 #include "cuda_check.h"
 #include "grid_chunks.cuh"
 #include "kernels.h"
-#include "lesson.h"
 
 /* Lesson 02's best block shape: a warp covers one 128-byte row segment. */
 #define BLOCK_W 32
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
 
-/* One launch per grid chunk (common/grid_chunks.cuh): one in practice. */
+/* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(const_kernel kernel, const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;

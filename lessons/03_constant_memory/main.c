@@ -1,5 +1,6 @@
 /* Lesson 03: the filter in __constant__ memory, first with the radius known only at
  * run time, then with a compile-time radius so the loops unroll. */
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -18,18 +19,20 @@ static const struct conv_variant variants[] = {
      .run = launch_conv2d_const_unrolled},
 };
 
-static const struct lesson lesson = {
-    .name = "03_constant_memory",
-    .title = "The filter in constant memory; run-time vs compile-time radius",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
-    .default_preset = "seed000",
     .image_variant = "const_unrolled",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "03_constant_memory",
+        .title = "The filter in constant memory; run-time vs compile-time radius",
+        .default_preset = "seed000",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

@@ -4,11 +4,11 @@
  *
  *   build/bin/04_shared_tiling --preset big3      (or --preset seed000, --ksize 9, ...)
  */
+#include "conv_args.h"
 #include "conv_problem.h"
 #include "cuda_check.h"
 #include "grid_chunks.cuh"
 #include "kernels.h"
-#include "lesson.h"
 
 /* tile_in: a block is a 32x32 input tile, big enough to keep a 2x2 output tile
  * inside the largest halo (radius 15). */
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
 
-/* One launch per grid chunk (common/grid_chunks.cuh): one in practice. */
+/* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(tiled_kernel kernel, dim3 block, int tile_w, int tile_h,
                               const struct conv_args *a)
 {

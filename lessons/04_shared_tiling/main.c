@@ -1,6 +1,7 @@
 /* Lesson 04: the input a block shares goes to shared memory once. Three tilings:
  * blocks the size of the input tile, blocks the size of the output tile, and the
  * interior-only tile whose halo comes from the caches. Filter in constant memory. */
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -25,18 +26,20 @@ static const struct conv_variant variants[] = {
      .run = launch_conv2d_tile_cached_halo},
 };
 
-static const struct lesson lesson = {
-    .name = "04_shared_tiling",
-    .title = "Input tile + halo in shared memory: when tiling wins and when it loses",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
-    .default_preset = "seed000",
     .image_variant = "tile_out",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "04_shared_tiling",
+        .title = "Input tile + halo in shared memory: when tiling wins and when it loses",
+        .default_preset = "seed000",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

@@ -7,11 +7,9 @@
  * 1000x2000 float image, 3x3 filter. Exit codes: 0 both checks passed, 1 a check failed, 77 no
  * GPU. */
 #include "cuda_check.h"
-extern "C" { /* the harness's C reference and generator */
 #include "gold.h"
 #include "rng.h"
 #include "verify.h"
-}
 
 #include <math.h>
 #include <stdint.h>
@@ -89,7 +87,7 @@ struct problem {
     float *out_sets[HARNESS_SETS];
     const float *filter;      /* device copy */
     const float *host_filter; /* the same filter in host memory */
-    struct gold gold;         /* float64 reference of every output (common/gold.c) */
+    struct gold gold;         /* float64 reference of every output (common/ops/conv/gold.c) */
     struct tolerance tol;     /* the harness's fp32 tolerance for this shape */
     size_t bytes;
 };
@@ -234,7 +232,7 @@ static struct stats event_timed(enum piece what, enum kernel_kind k, const struc
     return s;
 }
 
-/* Outputs outside the harness's tolerance (NaN-safe, common/verify.c). */
+/* Outputs outside the harness's tolerance (NaN-safe, common/measure/verify.c). */
 static long check(const float *got, const struct problem *p)
 {
     return (long)check_output(&p->gold, got, p->tol).failures;

@@ -9,12 +9,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "conv_args.h"
 #include "conv_problem.h"
 #include "cp_async.cuh"
 #include "cuda_check.h"
 #include "grid_chunks.cuh"
 #include "kernels.h"
-#include "lesson.h"
 #include "row_span.cuh"
 
 /* A warp covers one row: 32 threads side by side, each with its own outputs. */

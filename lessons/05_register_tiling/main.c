@@ -4,6 +4,7 @@
  * shared rows that cp.async fills ahead of the window. The ring variants build on
  * strip; strip_prefetch is a side step whose idea, more bytes in flight, ring8_async
  * takes up. */
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -96,18 +97,20 @@ static const struct conv_variant variants[] = {
      .run = launch_strip_ring},
 };
 
-static const struct lesson lesson = {
-    .name = "05_register_tiling",
-    .title = "Register tiling: several outputs per thread, 16-byte loads, a register window",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
-    .default_preset = "big5",
     .image_variant = "strip_ring",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "05_register_tiling",
+        .title = "Register tiling: several outputs per thread, 16-byte loads, a register window",
+        .default_preset = "big5",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "conv_args.h"
 #include "conv_problem.h"
 #include "cuda_check.h"
 #include "grid_chunks.cuh"
 #include "kernels.h"
-#include "lesson.h"
 #include "row_span.cuh"
 #include "separable_factors.h"
 

@@ -3,6 +3,7 @@
  * intermediate on the chip. The last row is lesson 05's best 2-D kernel on the
  * same taps, the number to beat. */
 #include "../05_register_tiling/kernels.h"
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 #include "separable_factors.h"
@@ -52,20 +53,22 @@ static const struct conv_variant variants[] = {
      .run = launch_strip_ring8},
 };
 
-static const struct lesson lesson = {
-    .name = "06_separable",
-    .title = "Separable filters: two 1-D passes, then one fused kernel",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
-    .default_preset = "big7",
     .image_variant = "fused_smem",
-    .min_compute_capability = 75,
     .separable_weights = true,
     .check_weights = check_separable,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "06_separable",
+        .title = "Separable filters: two 1-D passes, then one fused kernel",
+        .default_preset = "big7",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

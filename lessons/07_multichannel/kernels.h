@@ -4,7 +4,7 @@
 #ifndef KERNELS_H
 #define KERNELS_H
 
-#include "lesson.h"
+#include "conv_args.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,6 +11,7 @@
  *   build/bin/07_multichannel --preset unet-128x128
  *   build/bin/07_multichannel --preset unet-3x64 --variant implicit_gemm
  */
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -67,18 +68,20 @@ static const struct conv_variant variants[] = {
      .run = launch_conv2d_implicit_gemm_async},
 };
 
-static const struct lesson lesson = {
-    .name = "07_multichannel",
-    .title = "multi-channel convolution with bias: channel blocking, register tiles, implicit GEMM",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = (int)(sizeof variants / sizeof variants[0]),
-    .default_preset = "unet-128x128",
     .image_variant = "implicit_gemm",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "07_multichannel",
+        .title = "multi-channel convolution with bias: channel blocking, register tiles, implicit GEMM",
+        .default_preset = "unet-128x128",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

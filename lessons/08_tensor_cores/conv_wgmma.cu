@@ -45,7 +45,6 @@
  */
 #include "cuda_check.h"
 #include "gemm_tiles.cuh"
-#include "gpu_info.h"
 #include "grid_chunks.cuh"
 #include "kernels.h"
 #include "tma_pipeline.cuh"
@@ -581,15 +580,12 @@ template <typename Op> static void launch(const struct conv_args *a)
         launch_tma<Op, 128>(a);
 }
 
-extern "C" const char *wgmma_unsupported(const struct gpu_info *gpu)
+extern "C" bool wgmma_built(void)
 {
 #ifdef CONV_WGMMA_BUILT
-    if (gpu->cc_major == 9 && gpu->cc_minor == 0)
-        return NULL;
-    return "wgmma needs compute capability 9.0 (Hopper)";
+    return true;
 #else
-    (void)gpu;
-    return "built without sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90)";
+    return false;
 #endif
 }
 

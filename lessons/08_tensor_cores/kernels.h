@@ -4,7 +4,9 @@
 #ifndef KERNELS_H
 #define KERNELS_H
 
-#include "lesson.h"
+#include <stdbool.h>
+
+#include "conv_args.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,9 +23,9 @@ void launch_conv2d_mma_tf32(const struct conv_args *a);
 void launch_conv2d_3xtf32(const struct conv_args *a);
 
 /* Hopper's warpgroup MMA from shared-memory descriptors, fed by TMA loads in a
- * warp-specialised pipeline (conv_wgmma.cu); the variants run where wgmma_unsupported()
- * returns NULL: a 9.0 GPU and a build with sm_90a code. */
-const char *wgmma_unsupported(const struct gpu_info *gpu);
+ * warp-specialised pipeline (conv_wgmma.cu); it runs on a 9.0 GPU where the build has
+ * sm_90a code, which wgmma_built() tells. */
+bool wgmma_built(void);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
 

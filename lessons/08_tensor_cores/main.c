@@ -10,8 +10,19 @@
  *   build/bin/08_tensor_cores --preset unet-512x512
  *   build/bin/08_tensor_cores --preset unet-64x64 --variant mma_fp16
  */
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
+
+/* wgmma exists only in sm_90a code, which runs on 9.0 GPUs alone. */
+static const char *wgmma_unsupported(const struct gpu_info *gpu)
+{
+    if (!wgmma_built())
+        return "built without sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90)";
+    if (gpu->cc_major == 9 && gpu->cc_minor == 0)
+        return NULL;
+    return "wgmma needs compute capability 9.0 (Hopper)";
+}
 
 static const struct conv_variant variants[] = {
     {.name = "wmma_fp16",
@@ -64,20 +75,22 @@ static const struct baseline_format nchw_baselines[] = {
     {DTYPE_TF32, LAYOUT_NCHW},
 };
 
-static const struct lesson lesson = {
-    .name = "08_tensor_cores",
-    .title = "convolution on tensor cores: WMMA, mma.sync, TF32 and 3xTF32",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = (int)(sizeof variants / sizeof variants[0]),
-    .default_preset = "unet-512x512",
     .image_variant = "mma_tf32",
-    .min_compute_capability = 80,
     .extra_baselines = nchw_baselines,
     .extra_baseline_count = (int)(sizeof nchw_baselines / sizeof nchw_baselines[0]),
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "08_tensor_cores",
+        .title = "convolution on tensor cores: WMMA, mma.sync, TF32 and 3xTF32",
+        .default_preset = "unet-512x512",
+        .min_compute_capability = 80,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

@@ -12,12 +12,10 @@
 #include <stdlib.h>
 
 #include "binary_ops.cuh"
-extern "C" { /* the harness's C headers */
 #include "gold.h"
 #include "rng.h"
 #include "verify.h"
 #include "xnor_scale.h"
-}
 
 enum form {
     MISMATCHES,

@@ -151,18 +151,13 @@ static void launch_bmma(const struct conv_args *a, const uint32_t *input, const 
     CUDA_CHECK_LAUNCH();
 }
 
-extern "C" const char *bmma_unsupported(const struct gpu_info *gpu)
+/* A build without sm_80+ code runs on a newer GPU as JIT-compiled compute_75 PTX, in
+ * which the instruction is a trap: the version the kernel's code was built for tells. */
+extern "C" int bmma_code_version(void)
 {
-    if (gpu->cc_major * 10 + gpu->cc_minor < MIN_CC)
-        return "needs compute capability 8.0 (b1 mma.m16n8k256, .and.popc); sm_75 has only "
-               "m8n8k128 .xor.popc";
-    /* A build without sm_80+ code runs here as JIT-compiled compute_75 PTX, in which
-     * the instruction is a trap. */
     struct cudaFuncAttributes attr;
     CUDA_CHECK(cudaFuncGetAttributes(&attr, conv2d_bmma<bmma_and, true>));
-    if (attr.ptxVersion < MIN_CC)
-        return "built without sm_80+ code (CMAKE_CUDA_ARCHITECTURES below 80)";
-    return NULL;
+    return attr.ptxVersion;
 }
 
 extern "C" size_t bmma_scratch_bytes(const struct conv_shape *s)

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "lesson.h"
+#include "conv_args.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +27,9 @@ void launch_conv2d_packed_xnor(const struct conv_args *a);
 /* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (conv_bmma.cu).
  * setup counts each op's base per window class and output channel into scratch (the
  * border correction). */
-const char *bmma_unsupported(const struct gpu_info *gpu);
+/* The compute capability (x10) the bmma kernels' code was built for: 80 and above
+ * hold the instruction. */
+int bmma_code_version(void);
 size_t bmma_scratch_bytes(const struct conv_shape *s);
 void setup_conv2d_bmma_and(const struct conv_args *a);
 void setup_conv2d_bmma_xor(const struct conv_args *a);

@@ -13,6 +13,7 @@
  */
 #include <limits.h>
 
+#include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
 
@@ -32,6 +33,17 @@ static const char *bmma_shape_unsupported(const struct conv_shape *s)
         (size_t)s->cout * s->ksize * s->ksize * words > INT_MAX)
         return "packed input and weights of at most 2^31 words each";
     return channels_fit_grid(s);
+}
+
+/* Bit tensor cores of m16n8k256 with .and.popc: sm_80 on, in the GPU and in the build. */
+static const char *bmma_unsupported(const struct gpu_info *gpu)
+{
+    if (gpu->cc_major * 10 + gpu->cc_minor < 80)
+        return "needs compute capability 8.0 (b1 mma.m16n8k256, .and.popc); sm_75 has only "
+               "m8n8k128 .xor.popc";
+    if (bmma_code_version() < 80)
+        return "built without sm_80+ code (CMAKE_CUDA_ARCHITECTURES below 80)";
+    return NULL;
 }
 
 static const struct conv_variant variants[] = {
@@ -94,18 +106,20 @@ static const struct conv_variant variants[] = {
      .run = launch_conv2d_pack_bmma_and},
 };
 
-static const struct lesson lesson = {
-    .name = "09_binary",
-    .title = "binarised convolution: packed bits, XOR/AND + popcount, bit tensor cores",
-    .target = TARGET_GPU,
+static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = (int)(sizeof variants / sizeof variants[0]),
-    .default_preset = "bnn-b16c256s28",
     .image_variant = "packed_xnor",
-    .min_compute_capability = 75,
 };
 
 int main(int argc, char **argv)
 {
+    const struct lesson lesson = {
+        .name = "09_binary",
+        .title = "binarised convolution: packed bits, XOR/AND + popcount, bit tensor cores",
+        .default_preset = "bnn-b16c256s28",
+        .min_compute_capability = 75,
+        .op = conv_op(&conv),
+    };
     return lesson_main(&lesson, argc, argv);
 }

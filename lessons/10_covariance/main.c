@@ -162,7 +162,6 @@ static const struct op covariance = {
 static const struct lesson lesson = {
     .name = "10_covariance",
     .title = "covariance propagation through a conv layer: a 7-D op at memory speed",
-    .target = TARGET_GPU,
     .default_preset = "cov-b8c16s16",
     .min_compute_capability = 75,
     .op = &covariance,

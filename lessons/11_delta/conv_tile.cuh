@@ -9,7 +9,7 @@
  * ones (a broadcast): no bank conflict.
  *
  * The input channels arrive 4 at a time (one 16-byte piece of an NHWC pixel), through
- * a two-stage ring in shared memory filled by cp.async (common/cp_async.cuh): while
+ * a two-stage ring in shared memory filled by cp.async (common/device/cp_async.cuh): while
  * the block multiplies one chunk, the next one is in flight. A stage holds
  *   - the chunk's weights for the block's 64 output channels, [tap][ci][co]: copied
  *     as they are from the arranged weights (delta_arranged_weights in delta.h,

@@ -6,7 +6,7 @@
  *   out[y][x][co] = bias[co] + sum_{i,j,ci} in[y+i-r][x+j-r][ci] * w[co][i][j][ci]
  *
  * frames h x w x c, weights c x ksize x ksize x c (K x R x S x C, the "nhwc" weight
- * layout of common/tensor_format.h), float32. The shape is a struct conv_shape with
+ * layout of common/tensor/tensor_format.h), float32. The shape is a struct conv_shape with
  * n = 1, cin = cout = c and a bias.
  *
  * The delta algorithm with carry-over. The state keeps x_ref, the input that the

@@ -112,7 +112,6 @@ static const struct op video = {
 static const struct lesson lesson = {
     .name = "11_delta",
     .title = "delta convolution on real video: recompute only what changed",
-    .target = TARGET_GPU,
     .default_preset = "vtest-c64",
     .min_compute_capability = 75,
     .op = &video,

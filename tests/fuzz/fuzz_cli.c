@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "conv_flags.h"
 #include "flag_lesson.h"
 #include "fuzz_support.h"
 
@@ -32,16 +33,24 @@ static void check_options(const struct options *o)
     fuzz_require(o->warmup >= 0 && o->warmup <= MAX_REPS);
     fuzz_require(o->preset != NULL);
     bool known = o->variant == NULL;
-    for (int i = 0; i < flag_lesson.variant_count; i++)
-        known = known || strcmp(o->variant, flag_lesson.variants[i].name) == 0;
+    const struct op *op = flag_lesson()->op;
+    for (int i = 0; i < op->variant_count; i++)
+        known = known || strcmp(o->variant, op->variants[i].name) == 0;
     fuzz_require(known);
     const struct conv_shape *s = &o->shape;
+    const char *const *d = o->data;
     switch (o->mode) {
-    case MODE_NPY: /* the files set the problem later */
-        fuzz_require(o->input_path && o->weights_path && !o->image_path && s->ksize == 0);
+    case MODE_FILES: /* the flag lesson has no file sets */
+        fuzz_require(false);
         return;
-    case MODE_IMAGE: /* so does the image */
-        fuzz_require(o->image_out_path && o->filter_spec && !o->input_path);
+    case MODE_DATA: /* the files or the image set the problem later */
+        if (d[DATA_INPUT]) {
+            fuzz_require(d[DATA_WEIGHTS] && !d[DATA_IMAGE] && s->ksize == 0);
+            return;
+        }
+        fuzz_require(d[DATA_IMAGE] && d[DATA_OUT]);
+        if (s->ksize == 0) /* the op's default */
+            return;
         break;
     case MODE_BENCH:
         fuzz_require(s->n >= 1 && s->cin >= 1 && s->cout >= 1 && s->h >= 1 && s->w >= 1);
@@ -69,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stderr = fmemopen(errors, sizeof errors, "w");
     fuzz_require(stdout && stderr);
     struct options o;
-    enum cli_status status = parse_options(&flag_lesson, argc, argv, &o);
+    enum cli_status status = parse_options(flag_lesson(), argc, argv, &o);
     fclose(stdout);
     fclose(stderr);
     stdout = out;

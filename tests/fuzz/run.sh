@@ -16,10 +16,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 common=$root/common
 cc=${FUZZ_CC:-clang}
-# Each target's parser and what it calls besides common/fileutil.c and common/escape.c.
-declare -A parser=([npy]=common/npy.c [image]=common/image.c [filter]=common/filters.c
-    [cli]="common/cli.c common/conv_problem.c common/filters.c common/op_files.c common/npy.c
-    tests/flag_lesson.c")
+# Each target's parser and what it calls besides common/io/fileutil.c and escape.c.
+declare -A parser=([npy]=common/io/npy.c [image]=common/io/image.c [filter]=common/io/filters.c
+    [cli]="common/harness/cli.c common/tensor/conv_problem.c common/io/filters.c
+    common/ops/op_files.c common/ops/conv/conv_flags.c common/io/npy.c tests/flag_lesson.c")
 # Seeds besides tests/fuzz/corpus/TARGET: the test and sample files already committed.
 declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters [cli]=)
 # The flag parser's headers include cuda_runtime_api.h: from CUDA_INCLUDE, else the
@@ -41,9 +41,11 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
     exit 77
 fi
 
+includes=()
+for d in device tensor io measure ops ops/conv ops/conv/kernel harness; do includes+=(-I"$common/$d"); done
 flags=(-std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined
-    -fno-sanitize-recover=all -I"$common" -I"$here" -I"$root/tests"
-    -I"$cuda_include")
+    -fno-sanitize-recover=all -I"$here" -I"$root/tests"
+    "${includes[@]}" -I"$cuda_include")
 status=0
 for t in "${targets[@]}"; do
     if [ -z "${parser[$t]:-}" ]; then
@@ -53,7 +55,7 @@ for t in "${targets[@]}"; do
     sources=()
     for f in ${parser[$t]}; do sources+=("$root/$f"); done
     "$cc" "${flags[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "${sources[@]}" \
-        "$common/fileutil.c" "$common/escape.c" -lm -o "$out/fuzz_$t"
+        "$common/io/fileutil.c" "$common/io/escape.c" -lm -o "$out/fuzz_$t"
     args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len
         -artifact_prefix="$out/$t-" -print_final_stats=1)
     [ -f "$here/$t.dict" ] && args+=(-dict="$here/$t.dict")

@@ -1,0 +1,769 @@
+/* The recipe every lesson follows, for its op (op.h): the library rows the variants are
+ * compared with, then for each variant its layout's tensors drawn into every rotated
+ * buffer set, one run from the tensors as drawn, checked by the op against its float64
+ * gold, then timed; one row each in the table and the CSV. A sequence op's run is a
+ * pass over its frames, each checked, each timed alone. When the flags gave the op's
+ * own data (the convolution's --input or --image), one variant runs once, checked, and
+ * the op writes its result. */
+#include "op_run.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cuda_check.h"
+#include "escape.h"
+#include "gpu_timer.h"
+#include "host_info.h"
+#include "op_files.h"
+#include "report.h"
+#include "session.h"
+#include "timing.h"
+
+struct op_run {
+    const struct lesson *lesson;
+    const struct op *op;
+    struct options opts;
+    struct session session;
+    int frames; /* of a sequence op; 0 for one that is not */
+    struct op_files files; /* the files' values in .npy mode with the op's file sets */
+    bool apply;            /* one variant on the op's own data, written (op.write) */
+    struct op_baseline baselines[OP_MAX_BASELINES];
+    double baseline_ms[OP_MAX_BASELINES]; /* NAN until it ran */
+    int baseline_count;
+    int failures;
+};
+
+/* One layout's tensors: `sets` rotated copies where the variant runs (the device, or
+ * the host for CPU variants), and set 0 as drawn, on the host, for the check. */
+struct op_buffers {
+    int layout;
+    bool host;
+    int count;
+    struct op_tensor t[OP_MAX_TENSORS];
+    int sets;
+    void *set[MAX_BUFFER_SETS][OP_MAX_TENSORS];
+    void *before[OP_MAX_TENSORS];
+    void *after[OP_MAX_TENSORS]; /* the written tensors copied back after the checked run */
+    cudaStream_t stream;
+};
+
+/* Bytes each rotated set adds (shared tensors are there once). */
+static size_t set_bytes(const struct op_buffers *b)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < b->count; i++)
+        bytes += b->t[i].shared ? 0 : b->t[i].bytes;
+    return bytes;
+}
+
+/* Set 0 holds the op's files' values when they were given; every other set is drawn. */
+static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set,
+                     void *const *host)
+{
+    if (set == 0 && r->files.set) {
+        r->files.set->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
+        return true;
+    }
+    struct op_draw d = {
+        r->op, &r->opts.shape, r->opts.param, b->layout, set, op_set_seed(r->opts.seed, set), host};
+    char err[1024];
+    if (r->op->draw(&d, err, sizeof err))
+        return true;
+    print_error("%s", err);
+    return false;
+}
+
+/* NULL for a tensor of no bytes (the convolution's bias when it has none). */
+static void *alloc_where(bool host, size_t bytes, const char *what)
+{
+    if (bytes == 0)
+        return NULL;
+    return host ? host_alloc(bytes, what) : gpu_alloc(bytes, what);
+}
+
+static void free_where(bool host, void *p)
+{
+    if (host)
+        free(p);
+    else
+        CUDA_CHECK(cudaFree(p));
+}
+
+static void copy_where(bool host, void *to, const void *from, size_t bytes,
+                       enum cudaMemcpyKind kind)
+{
+    if (bytes == 0)
+        return;
+    if (host)
+        memcpy(to, from, bytes);
+    else
+        CUDA_CHECK(cudaMemcpy(to, from, bytes, kind));
+}
+
+/* false, with the op's message printed, when the inputs cannot be drawn. A sequence
+ * has one set: its frames are different memory already. */
+static bool buffers_create(const struct op_run *r, struct op_buffers *b, int layout, bool host)
+{
+    const struct conv_shape *s = &r->opts.shape;
+    memset(b, 0, sizeof *b);
+    b->layout = layout;
+    b->host = host;
+    b->stream = r->session.stream;
+    b->count = r->op->tensors(s, layout, b->t);
+    for (int i = 0; i < b->count; i++) {
+        b->before[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
+        if (b->t[i].written)
+            b->after[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
+    }
+    if (!draw_set(r, b, 0, b->before))
+        return false;
+    b->sets = host || r->frames || r->apply ? 1
+                                            : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
+                                                              r->session.gpu.free_bytes);
+    /* Sets after the first are drawn into `staged`, uploaded, and forgotten; a shared
+     * tensor is set 0's in every set. */
+    void *staged[OP_MAX_TENSORS] = {0};
+    for (int i = 0; b->sets > 1 && i < b->count; i++)
+        if (!b->t[i].shared)
+            staged[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
+    for (int set = 0; set < b->sets; set++) {
+        if (set > 0 && !draw_set(r, b, set, staged))
+            return false;
+        for (int i = 0; i < b->count; i++) {
+            if (set > 0 && b->t[i].shared) {
+                b->set[set][i] = b->set[0][i];
+                continue;
+            }
+            b->set[set][i] = alloc_where(host, b->t[i].bytes, b->t[i].name);
+            copy_where(host, b->set[set][i], set == 0 ? b->before[i] : staged[i], b->t[i].bytes,
+                       cudaMemcpyHostToDevice);
+        }
+    }
+    for (int i = 0; i < b->count; i++)
+        free(staged[i]);
+    return true;
+}
+
+static void buffers_free(struct op_buffers *b)
+{
+    for (int set = 0; set < MAX_BUFFER_SETS; set++)
+        for (int i = 0; i < b->count; i++)
+            if (b->set[set][i] && (set == 0 || !b->t[i].shared))
+                free_where(b->host, b->set[set][i]);
+    for (int i = 0; i < b->count; i++) {
+        free(b->before[i]);
+        free(b->after[i]);
+    }
+    b->count = 0;
+    b->sets = 0;
+}
+
+/* A variant and what it runs on. */
+struct variant_run {
+    const struct op_variant *variant;
+    const struct op_buffers *b;
+    struct conv_shape shape;
+    const double *param;
+    void *scratch;
+};
+
+static struct op_args args_for(const struct variant_run *vr, int set, int frame)
+{
+    struct op_args a = {.shape = vr->shape,
+                        .param = vr->param,
+                        .frame = frame,
+                        .scratch = vr->scratch,
+                        .stream = vr->b->stream,
+                        .variant = vr->variant};
+    for (int i = 0; i < vr->b->count; i++)
+        a.tensor[i] = vr->b->set[set][i];
+    return a;
+}
+
+static void enqueue_variant(void *context, int set)
+{
+    const struct variant_run *vr = context;
+    struct op_args a = args_for(vr, set, 0);
+    vr->variant->run(&a);
+}
+
+static void enqueue_frame(const struct variant_run *vr, int frame)
+{
+    struct op_args a = args_for(vr, 0, frame);
+    vr->variant->run(&a);
+}
+
+/* The written tensors of set 0 back to their drawn values (the op may work in place). */
+static void reset_written(struct op_buffers *b)
+{
+    for (int i = 0; i < b->count; i++) {
+        if (!b->t[i].written)
+            continue;
+        copy_where(b->host, b->set[0][i], b->before[i], b->t[i].bytes, cudaMemcpyHostToDevice);
+    }
+}
+
+/* The written tensors of set 0 to `after`, once the work queued so far is done. */
+static void fetch_written(struct op_buffers *b)
+{
+    if (!b->host)
+        CUDA_CHECK(cudaStreamSynchronize(b->stream));
+    for (int i = 0; i < b->count; i++) {
+        if (!b->t[i].written)
+            continue;
+        copy_where(b->host, b->after[i], b->set[0][i], b->t[i].bytes, cudaMemcpyDeviceToHost);
+    }
+}
+
+static void run_on_host(void *context)
+{
+    enqueue_variant(context, 0);
+}
+
+static double variant_flops(const struct op_run *r, const struct op_variant *v)
+{
+    return v->flops ? v->flops(&r->opts.shape) : r->op->flops(&r->opts.shape, v->layout);
+}
+
+static double variant_min_bytes(const struct op_run *r, const struct op_variant *v)
+{
+    return v->min_bytes ? v->min_bytes(&r->opts.shape) : r->op->min_bytes(&r->opts.shape, v->layout);
+}
+
+static const char *over_limit(const struct op_run *r, const struct op_variant *v, char *reason,
+                              size_t size)
+{
+    double gflop = variant_flops(r, v) / 1e9;
+    if (r->opts.variant || v->max_gflop <= 0 || gflop <= v->max_gflop)
+        return NULL;
+    snprintf(reason, size, "%.1f GFLOP is over its limit of %.1f (too slow; run it with "
+             "--variant %s)", gflop, v->max_gflop, v->name);
+    return reason;
+}
+
+/* Why the variant cannot run this problem (on this GPU, once it is open), or NULL. */
+static const char *unsupported(const struct op_run *r, const struct op_variant *v)
+{
+    if (r->frames && v->cpu)
+        return "a sequence runs on the GPU (its frames are timed with device events)";
+    if (r->session.have_gpu && !v->cpu && v->unsupported_gpu) {
+        const char *why = v->unsupported_gpu(&r->session.gpu);
+        if (why)
+            return why;
+    }
+    return v->unsupported ? v->unsupported(&r->opts.shape) : NULL;
+}
+
+static const char *blocker(const struct op_run *r, const struct op_variant *v, char *reason,
+                           size_t size)
+{
+    const char *why = unsupported(r, v);
+    return why || r->apply ? why : over_limit(r, v, reason, size);
+}
+
+static struct op_check check_args(const struct op_run *r, const struct variant_run *vr,
+                                  const struct op_buffers *b, int frame, struct result_row *row)
+{
+    const size_t used = strlen(row->params);
+    return (struct op_check){.op = r->op,
+                             .shape = &r->opts.shape,
+                             .param = r->opts.param,
+                             .variant = vr->variant,
+                             .layout = b->layout,
+                             .frame = frame,
+                             .before = b->before,
+                             .after = b->after,
+                             .params = row->params + used,
+                             .params_size = sizeof row->params - used};
+}
+
+/* One run from the tensors as drawn, checked. */
+static struct check_result check_once(const struct op_run *r, const struct variant_run *vr,
+                                      struct op_buffers *b, struct result_row *row)
+{
+    reset_written(b);
+    enqueue_variant((void *)vr, 0);
+    fetch_written(b);
+    struct op_check c = check_args(r, vr, b, 0, row);
+    return r->opts.verify ? r->op->check(&c) : (struct check_result){.pass = true};
+}
+
+/* The sequence's check: the worst frame's errors, every frame's outputs counted. */
+static void check_merge(struct check_result *all, const struct check_result *frame)
+{
+    if (all->pass && !frame->pass)
+        all->first_failure = frame->first_failure;
+    all->checked += frame->checked;
+    all->failures += frame->failures;
+    all->rel_l2 = !(frame->rel_l2 <= all->rel_l2) ? frame->rel_l2 : all->rel_l2;
+    all->max_abs = !(frame->max_abs <= all->max_abs) ? frame->max_abs : all->max_abs;
+    all->pass = all->pass && frame->pass;
+}
+
+/* A pass over every frame from the written tensors as drawn, each frame checked. */
+static struct check_result check_sequence(const struct op_run *r, const struct variant_run *vr,
+                                          struct op_buffers *b, struct frame_row *fr,
+                                          struct result_row *row)
+{
+    struct check_result all = {.pass = true};
+    reset_written(b);
+    for (int f = 0; f < r->frames; f++) {
+        enqueue_frame(vr, f);
+        fetch_written(b);
+        fr[f] = (struct frame_row){.frame = f, .time = {NAN, NAN, 0}, .verified = r->opts.verify};
+        if (!r->opts.verify)
+            continue;
+        struct op_check c = check_args(r, vr, b, f, row);
+        fr[f].check = r->op->check(&c);
+        check_merge(&all, &fr[f].check);
+    }
+    return all;
+}
+
+/* Passes over the sequence: frame 0 untimed (it starts the state afresh), then every
+ * later frame between its own pair of events. Enough passes for `reps` timed frames,
+ * after one untimed pass when there is a warm-up. The row's time is over every timed
+ * frame; fr[f].time over frame f's passes. */
+static struct timing time_sequence(const struct op_run *r, const struct variant_run *vr,
+                                   struct frame_row *fr)
+{
+    const int timed = r->frames - 1;
+    const int passes = (r->opts.reps + timed - 1) / timed;
+    const int warm = r->opts.warmup > 0;
+    double *ms = host_alloc((size_t)passes * timed * sizeof(double), "the frame times");
+    cudaEvent_t *ev = host_alloc((size_t)r->frames * sizeof *ev, "the events");
+    for (int f = 0; f < r->frames; f++)
+        CUDA_CHECK(cudaEventCreate(&ev[f]));
+    for (int pass = 0; pass < warm + passes; pass++) {
+        for (int f = 0; f < r->frames; f++) {
+            enqueue_frame(vr, f);
+            CUDA_CHECK(cudaEventRecord(ev[f], vr->b->stream));
+        }
+        CUDA_CHECK(cudaEventSynchronize(ev[r->frames - 1]));
+        for (int f = 1; pass >= warm && f < r->frames; f++) {
+            float frame_ms;
+            CUDA_CHECK(cudaEventElapsedTime(&frame_ms, ev[f - 1], ev[f]));
+            ms[(size_t)(f - 1) * passes + pass - warm] = frame_ms;
+        }
+    }
+    for (int f = 0; f < r->frames; f++)
+        CUDA_CHECK(cudaEventDestroy(ev[f]));
+    double *one = host_alloc((size_t)passes * sizeof(double), "a frame's times");
+    for (int f = 1; f < r->frames; f++) {
+        memcpy(one, ms + (size_t)(f - 1) * passes, (size_t)passes * sizeof(double));
+        fr[f].time = timing_from_samples(one, passes);
+    }
+    struct timing all = timing_from_samples(ms, passes * timed);
+    free(one);
+    free(ev);
+    free(ms);
+    return all;
+}
+
+/* A timed pass: the sequence's frames, or warm-up and repetitions (rotating the sets). */
+static struct timing time_variant(const struct op_run *r, const struct variant_run *vr,
+                                  struct frame_row *fr)
+{
+    if (r->frames)
+        return time_sequence(r, vr, fr);
+    if (vr->variant->cpu)
+        return host_time_runs(run_on_host, (void *)vr, r->opts.cpu_warmup, r->opts.cpu_reps);
+    return gpu_time_sets(enqueue_variant, (void *)vr, vr->b->sets, vr->b->stream, r->opts.warmup,
+                         r->opts.reps);
+}
+
+/* setup, the checked run (a checked pass for a sequence), timing unless the run applies
+ * one variant, teardown; the harness owns the scratch. fr gets a sequence's frames. */
+static void run_variant(struct op_run *r, const struct op_variant *v, struct op_buffers *b,
+                        struct result_row *row, struct frame_row *fr)
+{
+    size_t scratch = v->scratch_bytes ? v->scratch_bytes(v, &r->opts.shape, r->opts.param) : 0;
+    struct variant_run vr = {v, b, r->opts.shape, r->opts.param,
+                             scratch ? alloc_where(v->cpu, scratch, "the variant's scratch")
+                                     : NULL};
+    struct op_args a = args_for(&vr, 0, 0);
+    if (v->setup)
+        v->setup(&a);
+    if (!v->cpu) /* setup may have used the default stream (cudaMemcpyToSymbol) */
+        CUDA_CHECK(cudaDeviceSynchronize());
+    row->verified = r->opts.verify;
+    row->check = r->frames ? check_sequence(r, &vr, b, fr, row) : check_once(r, &vr, b, row);
+    if (!row->check.pass)
+        r->failures++;
+    if (!r->apply)
+        row->time = time_variant(r, &vr, fr);
+    if (v->teardown)
+        v->teardown(&a);
+    if (!v->cpu)
+        CUDA_CHECK(cudaDeviceSynchronize());
+    if (vr.scratch)
+        free_where(v->cpu, vr.scratch);
+}
+
+static struct run_context context_of(const struct op_run *r)
+{
+    return (struct run_context){r->lesson->name, r->opts.preset, r->opts.shape,
+                                r->opts.csv_path};
+}
+
+static void emit(struct op_run *r, const struct result_row *row)
+{
+    struct run_context ctx = context_of(r);
+    if (!report_row(&ctx, row)) {
+        r->failures++;
+        r->opts.csv_path = NULL; /* one error line, not one per row */
+    }
+}
+
+static void emit_frames(struct op_run *r, const struct result_row *row,
+                        const struct frame_row *fr)
+{
+    struct run_context ctx = context_of(r);
+    if (r->opts.frames_csv_path &&
+        !frame_csv_append(r->opts.frames_csv_path, &ctx, row, fr, r->frames)) {
+        r->failures++;
+        r->opts.frames_csv_path = NULL;
+    }
+}
+
+static bool selected(const struct op_run *r, const struct op_variant *v)
+{
+    return !r->opts.variant || strcmp(r->opts.variant, v->name) == 0;
+}
+
+/* The op's flags as flag=value;..., then what the variant says of its work on these
+ * inputs; returns the share of the op's FLOPs it does (1 unless it says otherwise). */
+static double describe(const struct op_run *r, const struct op_variant *v,
+                       const struct op_buffers *b, char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < r->op->param_count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s=%g", i ? ";" : "",
+                                 r->op->params[i].flag, r->opts.param[i]);
+    if (!v->work_share || used + 1 >= size)
+        return 1.0;
+    if (used > 0)
+        text[used++] = ';';
+    return v->work_share(&r->opts.shape, r->opts.param, b->before, text + used, size - used);
+}
+
+/* --output: the written tensor after the checked run, unless it failed the check; a
+ * file that cannot be written is a runtime error. */
+static void write_output(struct op_run *r, const struct op_buffers *b,
+                         const struct result_row *row)
+{
+    if (!result_may_be_written(row))
+        return;
+    if (!op_files_write(r->op, &r->opts.shape, b->layout, b->after, &r->files,
+                        r->opts.output_path)) {
+        r->failures++;
+        return;
+    }
+    print_written(row, r->opts.output_path);
+}
+
+static bool same_baseline(const struct op_baseline *a, const struct op_baseline *b)
+{
+    return a->dtype == b->dtype && a->id == b->id;
+}
+
+static int find_baseline(const struct op_run *r, const struct op_baseline *b)
+{
+    for (int i = 0; i < r->baseline_count; i++)
+        if (same_baseline(&r->baselines[i], b))
+            return i;
+    return -1;
+}
+
+/* The library rows of the variants that will run, and those the op always times. */
+static void collect_baselines(struct op_run *r)
+{
+    if (!r->op->baselines || !r->session.have_gpu || !r->opts.cudnn || r->apply)
+        return;
+    struct op_baseline list[OP_MAX_BASELINES];
+    char reason[200];
+    for (int i = -1; i < r->op->variant_count; i++) {
+        const struct op_variant *v = i < 0 ? NULL : &r->op->variants[i];
+        if (v && (!selected(r, v) || blocker(r, v, reason, sizeof reason)))
+            continue;
+        for (int j = 0, n = r->op->baselines(r->op, v, list); j < n; j++)
+            if (find_baseline(r, &list[j]) < 0 && r->baseline_count < OP_MAX_BASELINES) {
+                r->baseline_ms[r->baseline_count] = NAN;
+                r->baselines[r->baseline_count++] = list[j];
+            }
+    }
+}
+
+static void run_baselines(struct op_run *r)
+{
+    const struct op_bench bench = {&r->session, &r->opts};
+    for (int i = 0; i < r->baseline_count; i++) {
+        struct result_row row = {.variant = "cudnn",
+                                 .dtype = r->baselines[i].dtype,
+                                 .layout = r->baselines[i].layout,
+                                 .device = r->session.gpu.name,
+                                 .cudnn_ms = NAN};
+        r->op->time_baseline(r->op, &r->baselines[i], &bench, &row);
+        if (!row.skipped) {
+            r->baseline_ms[i] = row.cudnn_ms = row.time.median_ms;
+            if (row.verified && !row.check.pass)
+                r->failures++;
+        }
+        emit(r, &row);
+    }
+}
+
+/* The fastest library row variant v is compared with; NAN when none ran. */
+static double baseline_ms_for(const struct op_run *r, const struct op_variant *v)
+{
+    struct op_baseline list[OP_MAX_BASELINES];
+    double best = NAN;
+    for (int j = 0, n = r->op->baselines ? r->op->baselines(r->op, v, list) : 0; j < n; j++) {
+        int k = find_baseline(r, &list[j]);
+        if (k >= 0 && !isnan(r->baseline_ms[k]) && !(r->baseline_ms[k] >= best))
+            best = r->baseline_ms[k];
+    }
+    return best;
+}
+
+/* false when the inputs could not be drawn (the message is printed). */
+static bool run_bench(struct op_run *r)
+{
+    print_table_header();
+    collect_baselines(r);
+    run_baselines(r);
+    struct op_buffers b = {0};
+    bool have_buffers = false, drawn = true;
+    struct frame_row *fr =
+        r->frames ? host_alloc((size_t)r->frames * sizeof *fr, "the frame rows") : NULL;
+    for (int i = 0; drawn && i < r->op->variant_count; i++) {
+        const struct op_variant *v = &r->op->variants[i];
+        if (!selected(r, v))
+            continue;
+        char device[320], reason[200];
+        struct result_row row = {.variant = v->name,
+                                 .dtype = v->dtype,
+                                 .layout = r->op->layout_names[v->layout],
+                                 .device = device,
+                                 .cudnn_ms = NAN};
+        row.skipped = blocker(r, v, reason, sizeof reason);
+        if (row.skipped) {
+            emit(r, &row);
+            continue;
+        }
+        if (have_buffers && (b.layout != v->layout || b.host != v->cpu)) {
+            buffers_free(&b);
+            have_buffers = false;
+        }
+        if (!have_buffers && !(drawn = buffers_create(r, &b, v->layout, v->cpu)))
+            break;
+        have_buffers = true;
+        if (v->cpu)
+            cpu_description(v->parallel ? omp_get_max_threads() : 1, device, sizeof device);
+        else
+            snprintf(device, sizeof device, "%s", r->session.gpu.name);
+        const double share = describe(r, v, &b, row.params, sizeof row.params);
+        run_variant(r, v, &b, &row, fr);
+        session_fill_rates(&r->session, &row, variant_min_bytes(r, v),
+                           share * variant_flops(r, v), !v->cpu);
+        row.cudnn_ms = baseline_ms_for(r, v);
+        emit(r, &row);
+        if (r->frames)
+            emit_frames(r, &row, fr);
+        if (r->opts.output_path && r->files.set) /* --variant names the one variant */
+            write_output(r, &b, &row);
+    }
+    buffers_free(&b);
+    free(fr);
+    return drawn;
+}
+
+/* The variant the run applies to the op's own data: --variant, else the op's
+ * apply_variant, else the first. */
+static const struct op_variant *applied_variant(const struct op_run *r)
+{
+    const char *name = r->opts.variant ? r->opts.variant : r->op->apply_variant;
+    for (int i = 0; name && i < r->op->variant_count; i++)
+        if (strcmp(r->op->variants[i].name, name) == 0)
+            return &r->op->variants[i];
+    return &r->op->variants[0];
+}
+
+/* One variant on the op's own data, checked, untimed, then written unless it failed. */
+static bool run_apply(struct op_run *r)
+{
+    const struct op_variant *v = applied_variant(r);
+    struct result_row row = {
+        .variant = v->name, .dtype = v->dtype, .layout = r->op->layout_names[v->layout]};
+    struct op_buffers b;
+    if (!buffers_create(r, &b, v->layout, v->cpu)) {
+        buffers_free(&b);
+        return false;
+    }
+    run_variant(r, v, &b, &row, NULL);
+    const char *path = NULL;
+    if (result_may_be_written(&row)) {
+        if (r->op->write(r->op, v->layout, b.after, &path))
+            print_written(&row, path);
+        else
+            r->failures++;
+    }
+    buffers_free(&b);
+    return true;
+}
+
+/* A GPU is needed when any variant the run selects runs on one, or when the lesson
+ * has no variants (its rows are the library's). */
+static bool needs_gpu(const struct op_run *r)
+{
+    for (int i = 0; i < r->op->variant_count; i++)
+        if (selected(r, &r->op->variants[i]) && !r->op->variants[i].cpu &&
+            (!r->apply || &r->op->variants[i] == applied_variant(r)))
+            return true;
+    return r->op->variant_count == 0;
+}
+
+static bool any_cpu_variant(const struct op_run *r)
+{
+    for (int i = 0; i < r->op->variant_count; i++)
+        if (selected(r, &r->op->variants[i]) && r->op->variants[i].cpu)
+            return true;
+    return false;
+}
+
+/* Something must be able to run: the variant --variant names or the run applies, or
+ * one of the lesson's (a run with none is the library's rows alone). */
+static int check_variants_run(const struct op_run *r)
+{
+    char reason[200];
+    if (r->apply) {
+        if (r->op->variant_count == 0) {
+            print_error("%s has no kernel variant to apply to its data", r->lesson->name);
+            return EXIT_USAGE;
+        }
+        const struct op_variant *v = applied_variant(r);
+        const char *why = blocker(r, v, reason, sizeof reason);
+        if (why)
+            print_error("%s cannot run this problem: %s", v->name, why);
+        return why ? EXIT_USAGE : EXIT_PASS;
+    }
+    const char *first = NULL;
+    for (int i = 0; i < r->op->variant_count; i++) {
+        const struct op_variant *v = &r->op->variants[i];
+        if (!selected(r, v))
+            continue;
+        const char *why =
+            r->opts.variant ? blocker(r, v, reason, sizeof reason) : unsupported(r, v);
+        if (!why)
+            return EXIT_PASS;
+        first = first ? first : why;
+    }
+    if (!first)
+        return EXIT_PASS;
+    if (r->opts.variant)
+        print_error("--variant %s cannot run this problem: %s", r->opts.variant, first);
+    else
+        print_error("%s cannot run this problem: %s", r->lesson->name, first);
+    return EXIT_USAGE;
+}
+
+/* One buffer set of every layout a selected GPU variant runs on must fit on the GPU. */
+static int check_gpu_memory(const struct op_run *r)
+{
+    size_t need = 0;
+    for (int i = 0; r->session.have_gpu && i < r->op->variant_count; i++) {
+        const struct op_variant *v = &r->op->variants[i];
+        if (!selected(r, v) || v->cpu)
+            continue;
+        struct op_tensor t[OP_MAX_TENSORS];
+        size_t bytes = 0;
+        for (int k = 0, n = r->op->tensors(&r->opts.shape, v->layout, t); k < n; k++)
+            bytes += t[k].bytes;
+        need = bytes > need ? bytes : need;
+    }
+    if (need <= r->session.gpu.free_bytes)
+        return EXIT_PASS;
+    print_error("out of GPU memory: the problem needs %.2f GB and %s has %.2f GB free: use a "
+                "smaller problem (--preset, --size, --batch or channel counts)",
+                need / 1e9, r->session.gpu.name, r->session.gpu.free_bytes / 1e9);
+    return EXIT_USAGE;
+}
+
+static void print_problem(const struct op_run *r)
+{
+    if (r->op->print_problem) {
+        const struct op_bench bench = {&r->session, &r->opts};
+        r->op->print_problem(r->op, &bench);
+        return;
+    }
+    const struct conv_shape *s = &r->opts.shape;
+    printf("problem %s: n=%d cin=%d cout=%d %dx%d ksize=%d", r->opts.preset, s->n, s->cin,
+           s->cout, s->h, s->w, s->ksize);
+    for (int i = 0; i < r->op->param_count; i++)
+        printf(" %s=%g", r->op->params[i].flag, r->opts.param[i]);
+    if (r->frames)
+        printf(" | %d frames, each timed alone after an untimed frame 0", r->frames);
+    const bool files = r->files.set != NULL;
+    if (files) {
+        char list[256];
+        op_files_list(r->op, list, sizeof list);
+        printf(" | data: %s in %s", list, r->files.set->name);
+    }
+    printf(" | seed %llu | check: %s\n", (unsigned long long)r->opts.seed,
+           !r->opts.verify ? "off (--no-verify)"
+           : r->frames     ? "every frame, against float64 of the inputs as drawn"
+           : files         ? "against float64 of the files' values"
+                           : "against float64 of the inputs as drawn");
+}
+
+/* .npy mode: the set the files' ranks pick, --output checked against it before their
+ * data is read, then the files; false after one error line. */
+static bool read_files(struct op_run *r)
+{
+    const char *const *path = r->opts.op_file_path;
+    const struct op_file_set *set = op_files_pick_set(r->op, path);
+    return set &&
+           (!r->opts.output_path ||
+            op_files_check_output(r->op, set, r->opts.variant, r->opts.output_path)) &&
+           op_files_read(r->op, set, path, r->opts.param, &r->opts.shape, &r->files);
+}
+
+/* The run after the flags: the files read, the GPU if a variant needs one. */
+static int run(struct op_run *r)
+{
+    if (r->opts.mode == MODE_FILES && !read_files(r))
+        return EXIT_USAGE;
+    r->frames = r->op->frames ? r->op->frames(&r->opts.shape) : 0;
+    int rc = check_variants_run(r);
+    if (rc != EXIT_PASS)
+        return rc;
+    rc = session_open(&r->session, r->lesson->name, needs_gpu(r),
+                      r->lesson->min_compute_capability, r->opts.device);
+    if (rc != EXIT_PASS)
+        return rc;
+    /* Once more now that the GPU is known (a variant's unsupported_gpu): the variant a
+     * run applies would otherwise be launched on a GPU that cannot run it. */
+    if (r->apply && (rc = check_variants_run(r)) != EXIT_PASS)
+        return rc;
+    if ((rc = check_gpu_memory(r)) != EXIT_PASS)
+        return rc;
+    session_print_header(&r->session, any_cpu_variant(r));
+    print_problem(r);
+    const bool drawn = r->apply ? run_apply(r) : run_bench(r);
+    return !drawn ? EXIT_USAGE : r->failures ? EXIT_FAIL : EXIT_PASS;
+}
+
+int op_run(const struct lesson *lesson, const struct options *opts)
+{
+    struct op_run r = {.lesson = lesson, .op = lesson->op, .opts = *opts};
+    r.apply = opts->mode == MODE_DATA;
+    const int rc = run(&r);
+    session_close(&r.session);
+    op_files_free(&r.files);
+    return rc;
+}

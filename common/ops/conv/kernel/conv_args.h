@@ -1,0 +1,42 @@
+/* What a convolution kernel's launcher is called with: the one header of the harness a
+ * lesson's kernels include (beside common/device/). Pointers are device pointers for
+ * GPU variants and host pointers for CPU ones. input, weights and output are in the
+ * variant's dtype and layout (tensor_format.h); the bias and scale are float32 whatever
+ * the dtype. */
+#ifndef CONV_ARGS_H
+#define CONV_ARGS_H
+
+#include <cuda_runtime_api.h>
+
+#include "conv_problem.h"
+#include "tensor_format.h"
+
+struct conv_args {
+    struct conv_shape shape;
+    const void *input;   /* n x cin x h x w in the variant's layout */
+    const void *weights; /* cout x cin x ksize x ksize in the variant's layout */
+    const float *bias;   /* cout, or NULL when shape.bias is false */
+    /* binary dtype: cout scaling factors alpha[k] (xnor_scale.h); the output is
+     * alpha[k] * sum x * sign(w) + bias[k]. NULL for every other dtype. */
+    const float *scale;
+    void *output;        /* n x cout x h x w, output_dtype(dtype), output_layout(layout);
+                          * packed signs in the bits layout for OUTPUT_SIGN_BITS */
+    void *scratch;       /* scratch_bytes() of memory the harness owns; NULL when none */
+    cudaStream_t stream; /* GPU: every launch and copy goes on this stream */
+};
+
+/* The float32 views, for variants whose dtype stores float32. */
+static inline const float *input_f32(const struct conv_args *a)
+{
+    return (const float *)a->input;
+}
+static inline const float *weights_f32(const struct conv_args *a)
+{
+    return (const float *)a->weights;
+}
+static inline float *output_f32(const struct conv_args *a)
+{
+    return (float *)a->output;
+}
+
+#endif
