@@ -5,9 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "conv_op.h"
 #include "cudnn_rows.h"
 #include "gpu_info.h"
-#include "gpu_runner.h"
+#include "op_buffers.h"
 #include "roofline.h"
 #include "tensor_format.h"
 #include "unit.h"
@@ -72,20 +73,39 @@ static void layouts(void)
     CHECK(words[1] == ((32 * 2) % 3 != 0 ? 1u : 0u)); /* channel 32; padding bits zero */
 }
 
+static void no_run(const struct conv_args *a)
+{
+    (void)a;
+}
+
+/* What one rotated buffer set of a variant's format adds (the convolution op's input and
+ * output; the shared weights, bias and scale are there once). */
+static size_t set_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
+                        enum output_format o)
+{
+    const struct conv_variant v = {
+        .name = "v", .dtype = d, .layout = l, .output = o, .run = no_run};
+    const struct conv_spec spec = {.variants = &v, .variant_count = 1};
+    const struct op *op = conv_op(&spec);
+    const size_t bytes = op_set_bytes(op, s, op->variants[0].layout);
+    op->release(op);
+    return bytes;
+}
+
 /* Bytes follow the element size: a count made with sizeof(float) for fp16 is caught. */
 static void byte_counts(void)
 {
     struct conv_shape s = {4, 64, 128, 32, 32, 3, true};
-    size_t fp32 = buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES);
+    size_t fp32 = set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES);
     CHECK(fp32 == (4ull * 64 * 1024 + 4ull * 128 * 1024) * 4);
-    CHECK(buffer_set_bytes(&s, DTYPE_TF32, LAYOUT_NHWC, OUTPUT_VALUES) == fp32);
-    CHECK(buffer_set_bytes(&s, DTYPE_FP16, LAYOUT_NHWC, OUTPUT_VALUES) == fp32 / 2);
-    CHECK(buffer_set_bytes(&s, DTYPE_BF16, LAYOUT_NCHW, OUTPUT_VALUES) == fp32 / 2);
+    CHECK(set_bytes(&s, DTYPE_TF32, LAYOUT_NHWC, OUTPUT_VALUES) == fp32);
+    CHECK(set_bytes(&s, DTYPE_FP16, LAYOUT_NHWC, OUTPUT_VALUES) == fp32 / 2);
+    CHECK(set_bytes(&s, DTYPE_BF16, LAYOUT_NCHW, OUTPUT_VALUES) == fp32 / 2);
     /* binary: 64 channels in 2 words per pixel in; the output is float32 */
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS, OUTPUT_VALUES) ==
+    CHECK(set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS, OUTPUT_VALUES) ==
           4ull * 1024 * 2 * 4 + 4ull * 128 * 1024 * 4);
     /* packed signs out: 128 channels in 4 words per pixel */
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS, OUTPUT_SIGN_BITS) ==
+    CHECK(set_bytes(&s, DTYPE_BINARY, LAYOUT_BITS, OUTPUT_SIGN_BITS) ==
           4ull * 1024 * 2 * 4 + 4ull * 1024 * 4 * 4);
     CHECK(output_dtype(DTYPE_FP16) == DTYPE_FP16 && output_dtype(DTYPE_TF32) == DTYPE_FP32);
     CHECK(dtype_storage_bits(DTYPE_BF16, LAYOUT_NHWC) == 16);
@@ -98,10 +118,10 @@ static void byte_counts(void)
 static void binary_as_floats(void)
 {
     struct conv_shape s = {4, 64, 128, 32, 32, 3, true};
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NHWC, OUTPUT_VALUES) ==
-          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES));
-    CHECK(buffer_set_bytes(&s, DTYPE_BINARY, LAYOUT_NCHW, OUTPUT_VALUES) ==
-          buffer_set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES));
+    CHECK(set_bytes(&s, DTYPE_BINARY, LAYOUT_NHWC, OUTPUT_VALUES) ==
+          set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES));
+    CHECK(set_bytes(&s, DTYPE_BINARY, LAYOUT_NCHW, OUTPUT_VALUES) ==
+          set_bytes(&s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES));
     struct dims4 d = {1, 3, 1, 2};
     const float src[6] = {0.25f, -0.5f, 0.0f, -0.0f, -3.0f, 7.0f}; /* NCHW: c0 x0, c0 x1, ... */
     float nhwc[6];

@@ -18,6 +18,8 @@
 #include "escape.h"
 #include "gpu_timer.h"
 #include "host_info.h"
+#include "library_rows.h"
+#include "op_buffers.h"
 #include "op_files.h"
 #include "report.h"
 #include "session.h"
@@ -31,135 +33,20 @@ struct op_run {
     int frames; /* of a sequence op; 0 for one that is not */
     struct op_files files; /* the files' values in .npy mode with the op's file sets */
     bool apply;            /* one variant on the op's own data, written (op.write) */
-    struct op_baseline baselines[OP_MAX_BASELINES];
-    double baseline_ms[OP_MAX_BASELINES]; /* NAN until it ran */
-    int baseline_count;
+    struct library_rows library;
     int failures;
 };
 
-/* One layout's tensors: `sets` rotated copies where the variant runs (the device, or
- * the host for CPU variants), and set 0 as drawn, on the host, for the check. */
-struct op_buffers {
-    int layout;
-    bool host;
-    int count;
-    struct op_tensor t[OP_MAX_TENSORS];
-    int sets;
-    void *set[MAX_BUFFER_SETS][OP_MAX_TENSORS];
-    void *before[OP_MAX_TENSORS];
-    void *after[OP_MAX_TENSORS]; /* the written tensors copied back after the checked run */
-    cudaStream_t stream;
-};
-
-/* Bytes each rotated set adds (shared tensors are there once). */
-static size_t set_bytes(const struct op_buffers *b)
-{
-    size_t bytes = 0;
-    for (int i = 0; i < b->count; i++)
-        bytes += b->t[i].shared ? 0 : b->t[i].bytes;
-    return bytes;
-}
-
-/* Set 0 holds the op's files' values when they were given; every other set is drawn. */
-static bool draw_set(const struct op_run *r, const struct op_buffers *b, int set,
-                     void *const *host)
-{
-    if (set == 0 && r->files.set) {
-        r->files.set->from_files(&r->opts.shape, b->layout, r->files.tensor, host);
-        return true;
-    }
-    struct op_draw d = {
-        r->op, &r->opts.shape, r->opts.param, b->layout, set, op_set_seed(r->opts.seed, set), host};
-    char err[1024];
-    if (r->op->draw(&d, err, sizeof err))
-        return true;
-    print_error("%s", err);
-    return false;
-}
-
-/* NULL for a tensor of no bytes (the convolution's bias when it has none). */
-static void *alloc_where(bool host, size_t bytes, const char *what)
-{
-    if (bytes == 0)
-        return NULL;
-    return host ? host_alloc(bytes, what) : gpu_alloc(bytes, what);
-}
-
-static void free_where(bool host, void *p)
-{
-    if (host)
-        free(p);
-    else
-        CUDA_CHECK(cudaFree(p));
-}
-
-static void copy_where(bool host, void *to, const void *from, size_t bytes,
-                       enum cudaMemcpyKind kind)
-{
-    if (bytes == 0)
-        return;
-    if (host)
-        memcpy(to, from, bytes);
-    else
-        CUDA_CHECK(cudaMemcpy(to, from, bytes, kind));
-}
-
-/* false, with the op's message printed, when the inputs cannot be drawn. A sequence
- * has one set: its frames are different memory already. */
+/* The variant's buffers: one set where they are not timed in rotation (a CPU variant,
+ * a sequence, a run that applies one variant), else enough to outgrow the L2; false
+ * when the inputs could not be drawn (the message is printed). */
 static bool buffers_create(const struct op_run *r, struct op_buffers *b, int layout, bool host)
 {
-    const struct conv_shape *s = &r->opts.shape;
-    memset(b, 0, sizeof *b);
-    b->layout = layout;
-    b->host = host;
-    b->stream = r->session.stream;
-    b->count = r->op->tensors(s, layout, b->t);
-    for (int i = 0; i < b->count; i++) {
-        b->before[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
-        if (b->t[i].written)
-            b->after[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
-    }
-    if (!draw_set(r, b, 0, b->before))
-        return false;
-    b->sets = host || r->frames || r->apply ? 1
-                                            : buffer_sets_for(set_bytes(b), r->session.gpu.l2_bytes,
-                                                              r->session.gpu.free_bytes);
-    /* Sets after the first are drawn into `staged`, uploaded, and forgotten; a shared
-     * tensor is set 0's in every set. */
-    void *staged[OP_MAX_TENSORS] = {0};
-    for (int i = 0; b->sets > 1 && i < b->count; i++)
-        if (!b->t[i].shared)
-            staged[i] = alloc_where(true, b->t[i].bytes, b->t[i].name);
-    for (int set = 0; set < b->sets; set++) {
-        if (set > 0 && !draw_set(r, b, set, staged))
-            return false;
-        for (int i = 0; i < b->count; i++) {
-            if (set > 0 && b->t[i].shared) {
-                b->set[set][i] = b->set[0][i];
-                continue;
-            }
-            b->set[set][i] = alloc_where(host, b->t[i].bytes, b->t[i].name);
-            copy_where(host, b->set[set][i], set == 0 ? b->before[i] : staged[i], b->t[i].bytes,
-                       cudaMemcpyHostToDevice);
-        }
-    }
-    for (int i = 0; i < b->count; i++)
-        free(staged[i]);
-    return true;
-}
-
-static void buffers_free(struct op_buffers *b)
-{
-    for (int set = 0; set < MAX_BUFFER_SETS; set++)
-        for (int i = 0; i < b->count; i++)
-            if (b->set[set][i] && (set == 0 || !b->t[i].shared))
-                free_where(b->host, b->set[set][i]);
-    for (int i = 0; i < b->count; i++) {
-        free(b->before[i]);
-        free(b->after[i]);
-    }
-    b->count = 0;
-    b->sets = 0;
+    const struct op_source src = {r->op, &r->opts.shape, r->opts.param, r->opts.seed, &r->files};
+    const int sets = host || r->frames || r->apply
+                         ? 1
+                         : op_sets_for(r->op, &r->opts.shape, layout, &r->session.gpu);
+    return op_buffers_create(b, &src, layout, host, sets, r->session.stream);
 }
 
 /* A variant and what it runs on. */
@@ -197,28 +84,6 @@ static void enqueue_frame(const struct variant_run *vr, int frame)
     vr->variant->run(&a);
 }
 
-/* The written tensors of set 0 back to their drawn values (the op may work in place). */
-static void reset_written(struct op_buffers *b)
-{
-    for (int i = 0; i < b->count; i++) {
-        if (!b->t[i].written)
-            continue;
-        copy_where(b->host, b->set[0][i], b->before[i], b->t[i].bytes, cudaMemcpyHostToDevice);
-    }
-}
-
-/* The written tensors of set 0 to `after`, once the work queued so far is done. */
-static void fetch_written(struct op_buffers *b)
-{
-    if (!b->host)
-        CUDA_CHECK(cudaStreamSynchronize(b->stream));
-    for (int i = 0; i < b->count; i++) {
-        if (!b->t[i].written)
-            continue;
-        copy_where(b->host, b->after[i], b->set[0][i], b->t[i].bytes, cudaMemcpyDeviceToHost);
-    }
-}
-
 static void run_on_host(void *context)
 {
     enqueue_variant(context, 0);
@@ -248,8 +113,6 @@ static const char *over_limit(const struct op_run *r, const struct op_variant *v
 /* Why the variant cannot run this problem (on this GPU, once it is open), or NULL. */
 static const char *unsupported(const struct op_run *r, const struct op_variant *v)
 {
-    if (r->frames && v->cpu)
-        return "a sequence runs on the GPU (its frames are timed with device events)";
     if (r->session.have_gpu && !v->cpu && v->unsupported_gpu) {
         const char *why = v->unsupported_gpu(&r->session.gpu);
         if (why)
@@ -285,9 +148,9 @@ static struct op_check check_args(const struct op_run *r, const struct variant_r
 static struct check_result check_once(const struct op_run *r, const struct variant_run *vr,
                                       struct op_buffers *b, struct result_row *row)
 {
-    reset_written(b);
+    op_buffers_reset_written(b);
     enqueue_variant((void *)vr, 0);
-    fetch_written(b);
+    op_buffers_fetch_written(b);
     struct op_check c = check_args(r, vr, b, 0, row);
     return r->opts.verify ? r->op->check(&c) : (struct check_result){.pass = true};
 }
@@ -310,10 +173,10 @@ static struct check_result check_sequence(const struct op_run *r, const struct v
                                           struct result_row *row)
 {
     struct check_result all = {.pass = true};
-    reset_written(b);
+    op_buffers_reset_written(b);
     for (int f = 0; f < r->frames; f++) {
         enqueue_frame(vr, f);
-        fetch_written(b);
+        op_buffers_fetch_written(b);
         fr[f] = (struct frame_row){.frame = f, .time = {NAN, NAN, 0}, .verified = r->opts.verify};
         if (!r->opts.verify)
             continue;
@@ -325,32 +188,43 @@ static struct check_result check_sequence(const struct op_run *r, const struct v
 }
 
 /* Passes over the sequence: frame 0 untimed (it starts the state afresh), then every
- * later frame between its own pair of events. Enough passes for `reps` timed frames,
- * after one untimed pass when there is a warm-up. The row's time is over every timed
- * frame; fr[f].time over frame f's passes. */
+ * later frame timed alone: between its own pair of device events, or on the host clock
+ * for a CPU variant. Enough passes for `reps` timed frames, after one untimed pass when
+ * there is a warm-up. The row's time is over every timed frame; fr[f].time over frame
+ * f's passes. */
 static struct timing time_sequence(const struct op_run *r, const struct variant_run *vr,
                                    struct frame_row *fr)
 {
+    const bool cpu = vr->variant->cpu;
     const int timed = r->frames - 1;
-    const int passes = (r->opts.reps + timed - 1) / timed;
-    const int warm = r->opts.warmup > 0;
+    const int reps = cpu ? r->opts.cpu_reps : r->opts.reps;
+    const int passes = (reps + timed - 1) / timed;
+    const int warm = (cpu ? r->opts.cpu_warmup : r->opts.warmup) > 0;
     double *ms = host_alloc((size_t)passes * timed * sizeof(double), "the frame times");
-    cudaEvent_t *ev = host_alloc((size_t)r->frames * sizeof *ev, "the events");
-    for (int f = 0; f < r->frames; f++)
+    double *done = host_alloc((size_t)r->frames * sizeof *done, "the frame times");
+    cudaEvent_t *ev = cpu ? NULL : host_alloc((size_t)r->frames * sizeof *ev, "the events");
+    for (int f = 0; ev && f < r->frames; f++)
         CUDA_CHECK(cudaEventCreate(&ev[f]));
     for (int pass = 0; pass < warm + passes; pass++) {
         for (int f = 0; f < r->frames; f++) {
             enqueue_frame(vr, f);
-            CUDA_CHECK(cudaEventRecord(ev[f], vr->b->stream));
+            if (cpu)
+                done[f] = host_now_ms();
+            else
+                CUDA_CHECK(cudaEventRecord(ev[f], vr->b->stream));
         }
-        CUDA_CHECK(cudaEventSynchronize(ev[r->frames - 1]));
+        if (!cpu)
+            CUDA_CHECK(cudaEventSynchronize(ev[r->frames - 1]));
         for (int f = 1; pass >= warm && f < r->frames; f++) {
-            float frame_ms;
-            CUDA_CHECK(cudaEventElapsedTime(&frame_ms, ev[f - 1], ev[f]));
+            float frame_ms = 0;
+            if (cpu)
+                frame_ms = (float)(done[f] - done[f - 1]);
+            else
+                CUDA_CHECK(cudaEventElapsedTime(&frame_ms, ev[f - 1], ev[f]));
             ms[(size_t)(f - 1) * passes + pass - warm] = frame_ms;
         }
     }
-    for (int f = 0; f < r->frames; f++)
+    for (int f = 0; ev && f < r->frames; f++)
         CUDA_CHECK(cudaEventDestroy(ev[f]));
     double *one = host_alloc((size_t)passes * sizeof(double), "a frame's times");
     for (int f = 1; f < r->frames; f++) {
@@ -360,6 +234,7 @@ static struct timing time_sequence(const struct op_run *r, const struct variant_
     struct timing all = timing_from_samples(ms, passes * timed);
     free(one);
     free(ev);
+    free(done);
     free(ms);
     return all;
 }
@@ -383,7 +258,7 @@ static void run_variant(struct op_run *r, const struct op_variant *v, struct op_
 {
     size_t scratch = v->scratch_bytes ? v->scratch_bytes(v, &r->opts.shape, r->opts.param) : 0;
     struct variant_run vr = {v, b, r->opts.shape, r->opts.param,
-                             scratch ? alloc_where(v->cpu, scratch, "the variant's scratch")
+                             scratch ? op_alloc_where(v->cpu, scratch, "the variant's scratch")
                                      : NULL};
     struct op_args a = args_for(&vr, 0, 0);
     if (v->setup)
@@ -401,7 +276,7 @@ static void run_variant(struct op_run *r, const struct op_variant *v, struct op_
     if (!v->cpu)
         CUDA_CHECK(cudaDeviceSynchronize());
     if (vr.scratch)
-        free_where(v->cpu, vr.scratch);
+        op_free_where(v->cpu, vr.scratch);
 }
 
 static struct run_context context_of(const struct op_run *r)
@@ -467,68 +342,37 @@ static void write_output(struct op_run *r, const struct op_buffers *b,
     print_written(row, r->opts.output_path);
 }
 
-static bool same_baseline(const struct op_baseline *a, const struct op_baseline *b)
-{
-    return a->dtype == b->dtype && a->id == b->id;
-}
-
-static int find_baseline(const struct op_run *r, const struct op_baseline *b)
-{
-    for (int i = 0; i < r->baseline_count; i++)
-        if (same_baseline(&r->baselines[i], b))
-            return i;
-    return -1;
-}
-
 /* The library rows of the variants that will run, and those the op always times. */
 static void collect_baselines(struct op_run *r)
 {
     if (!r->op->baselines || !r->session.have_gpu || !r->opts.cudnn || r->apply)
         return;
-    struct op_baseline list[OP_MAX_BASELINES];
     char reason[200];
     for (int i = -1; i < r->op->variant_count; i++) {
         const struct op_variant *v = i < 0 ? NULL : &r->op->variants[i];
-        if (v && (!selected(r, v) || blocker(r, v, reason, sizeof reason)))
-            continue;
-        for (int j = 0, n = r->op->baselines(r->op, v, list); j < n; j++)
-            if (find_baseline(r, &list[j]) < 0 && r->baseline_count < OP_MAX_BASELINES) {
-                r->baseline_ms[r->baseline_count] = NAN;
-                r->baselines[r->baseline_count++] = list[j];
-            }
+        if (!v || (selected(r, v) && !blocker(r, v, reason, sizeof reason)))
+            library_rows_add(&r->library, r->op, v);
     }
 }
 
 static void run_baselines(struct op_run *r)
 {
     const struct op_bench bench = {&r->session, &r->opts};
-    for (int i = 0; i < r->baseline_count; i++) {
+    struct library_rows *l = &r->library;
+    for (int i = 0; i < l->count; i++) {
         struct result_row row = {.variant = "cudnn",
-                                 .dtype = r->baselines[i].dtype,
-                                 .layout = r->baselines[i].layout,
+                                 .dtype = l->row[i].dtype,
+                                 .layout = l->row[i].layout,
                                  .device = r->session.gpu.name,
                                  .cudnn_ms = NAN};
-        r->op->time_baseline(r->op, &r->baselines[i], &bench, &row);
+        r->op->time_baseline(r->op, &l->row[i], &bench, &row);
         if (!row.skipped) {
-            r->baseline_ms[i] = row.cudnn_ms = row.time.median_ms;
+            l->ms[i] = row.cudnn_ms = row.time.median_ms;
             if (row.verified && !row.check.pass)
                 r->failures++;
         }
         emit(r, &row);
     }
-}
-
-/* The fastest library row variant v is compared with; NAN when none ran. */
-static double baseline_ms_for(const struct op_run *r, const struct op_variant *v)
-{
-    struct op_baseline list[OP_MAX_BASELINES];
-    double best = NAN;
-    for (int j = 0, n = r->op->baselines ? r->op->baselines(r->op, v, list) : 0; j < n; j++) {
-        int k = find_baseline(r, &list[j]);
-        if (k >= 0 && !isnan(r->baseline_ms[k]) && !(r->baseline_ms[k] >= best))
-            best = r->baseline_ms[k];
-    }
-    return best;
 }
 
 /* false when the inputs could not be drawn (the message is printed). */
@@ -557,7 +401,7 @@ static bool run_bench(struct op_run *r)
             continue;
         }
         if (have_buffers && (b.layout != v->layout || b.host != v->cpu)) {
-            buffers_free(&b);
+            op_buffers_free(&b);
             have_buffers = false;
         }
         if (!have_buffers && !(drawn = buffers_create(r, &b, v->layout, v->cpu)))
@@ -571,14 +415,14 @@ static bool run_bench(struct op_run *r)
         run_variant(r, v, &b, &row, fr);
         session_fill_rates(&r->session, &row, variant_min_bytes(r, v),
                            share * variant_flops(r, v), !v->cpu);
-        row.cudnn_ms = baseline_ms_for(r, v);
+        row.cudnn_ms = library_rows_fastest(&r->library, r->op, v);
         emit(r, &row);
         if (r->frames)
             emit_frames(r, &row, fr);
         if (r->opts.output_path && r->files.set) /* --variant names the one variant */
             write_output(r, &b, &row);
     }
-    buffers_free(&b);
+    op_buffers_free(&b);
     free(fr);
     return drawn;
 }
@@ -602,7 +446,7 @@ static bool run_apply(struct op_run *r)
         .variant = v->name, .dtype = v->dtype, .layout = r->op->layout_names[v->layout]};
     struct op_buffers b;
     if (!buffers_create(r, &b, v->layout, v->cpu)) {
-        buffers_free(&b);
+        op_buffers_free(&b);
         return false;
     }
     run_variant(r, v, &b, &row, NULL);
@@ -613,7 +457,7 @@ static bool run_apply(struct op_run *r)
         else
             r->failures++;
     }
-    buffers_free(&b);
+    op_buffers_free(&b);
     return true;
 }
 

@@ -232,8 +232,8 @@ struct op {
     /* Optional, a sequence (lesson 11's video): a run is frames(s) calls of the variant's
      * run in order, op_args.frame = 0, 1, ...; the written tensors and the scratch are
      * kept between frames, and every frame is checked. A timed pass runs frame 0
-     * untimed and times each later frame alone with device events; a row's time is per
-     * frame. Its variants run on the GPU (a CPU variant is reported as skipped). */
+     * untimed and times each later frame alone (device events, or the host clock for a
+     * CPU variant); a row's time is per frame. */
     int (*frames)(const struct conv_shape *s);
     /* The tensors of one buffer set in a layout, in the order op_args.tensor holds them;
      * returns how many (at most OP_MAX_TENSORS). */

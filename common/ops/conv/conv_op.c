@@ -17,6 +17,7 @@
 #include "gpu_runner.h"
 #include "inputs.h"
 #include "npy.h"
+#include "op_buffers.h"
 #include "rng.h"
 #include "roofline.h"
 #include "session.h"
@@ -253,13 +254,6 @@ static int baselines(const struct op *op, const struct op_variant *v, struct op_
     }
 }
 
-/* Buffer sets to rotate over in a format, on this GPU. */
-static int sets_for(const struct session *ss, const struct conv_shape *s, enum dtype d,
-                    enum layout l, enum output_format o)
-{
-    return buffer_sets_for(buffer_set_bytes(s, d, l, o), ss->gpu.l2_bytes, ss->gpu.free_bytes);
-}
-
 /* cuDNN computes the convolution without bias; the bias is added here, on the host
  * and untimed, before the same check every variant gets. */
 struct cudnn_check_context {
@@ -281,15 +275,25 @@ static struct check_result check_cudnn_output(void *context, float *out)
     return check_output(&inputs_for(cc->c, cc->dtype)->gold, out, tolerance_for(cc->dtype, s));
 }
 
-struct draw_context {
-    struct conv_op *c;
-    enum dtype dtype;
-};
-
-static void draw_set_input(void *context, int set, float *input)
+/* cuDNN's view of the op's buffer sets of a format. */
+static struct gpu_buffers gpu_buffers_of(const struct op_buffers *ob, const struct conv_shape *s,
+                                         enum dtype d, enum layout l)
 {
-    struct draw_context *dc = context;
-    draw_input(dc->c, dc->dtype, set, input);
+    struct gpu_buffers b = {.shape = *s,
+                            .dtype = d,
+                            .layout = l,
+                            .sets = ob->sets,
+                            .weights = ob->set[0][CONV_WEIGHTS],
+                            .bias = ob->set[0][CONV_BIAS],
+                            .input_bytes = ob->t[CONV_INPUT].bytes,
+                            .output_bytes = ob->t[CONV_OUTPUT].bytes,
+                            .weight_bytes = ob->t[CONV_WEIGHTS].bytes,
+                            .stream = ob->stream};
+    for (int i = 0; i < ob->sets; i++) {
+        b.input[i] = ob->set[i][CONV_INPUT];
+        b.output[i] = ob->set[i][CONV_OUTPUT];
+    }
+    return b;
 }
 
 /* Every algorithm cuDNN offers for this format, timed with the harness's protocol on the
@@ -301,11 +305,12 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     const struct conv_shape *s = &c->host.shape;
     const enum dtype d = b->dtype;
     const enum layout l = (enum layout)b->id;
-    struct gpu_buffers buf;
-    struct draw_context dc = {c, d};
-    gpu_buffers_create(&buf, s, d, l, sets_for(bench->session, s, d, l, OUTPUT_VALUES),
-                       draw_set_input, &dc, inputs_for(c, d)->weights, c->host.bias,
-                       bench->session->stream);
+    const int format = format_index((struct conv_format){d, l, OUTPUT_VALUES});
+    const struct op_source src = {op, s, NULL, c->opts->seed, NULL};
+    struct op_buffers ob;
+    op_buffers_create(&ob, &src, format, false,
+                      op_sets_for(op, s, format, &bench->session->gpu), bench->session->stream);
+    struct gpu_buffers buf = gpu_buffers_of(&ob, s, d, l);
     struct cudnn_check_context cc = {c, d};
     size_t free_bytes, total_bytes;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -313,7 +318,7 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     struct cudnn_row best = cudnn_best_row(&buf, free_bytes, check_cudnn_output, &cc, host_out,
                                            bench->opts->gpu_warmup, bench->opts->gpu_reps);
     free(host_out);
-    gpu_buffers_free(&buf);
+    op_buffers_free(&ob);
     printf("(cuDNN %s %s, conv without bias, every algorithm timed: %s)\n", dtype_name(d),
            layout_name(l), best.tried);
     if (best.skipped) {
@@ -360,10 +365,9 @@ static void print_problem(const struct op *op, const struct op_bench *bench)
            (unsigned long long)c->opts->seed);
     if (ss->have_gpu) {
         struct roofline roof = session_roofline(ss, bytes, conv_flops(s), DTYPE_FP32);
-        size_t set_mb = buffer_set_bytes(s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES) >> 20;
-        int sets = c->opts->mode == MODE_BENCH
-                       ? sets_for(ss, s, DTYPE_FP32, LAYOUT_NCHW, OUTPUT_VALUES)
-                       : 1;
+        const int format = format_index(fp32);
+        size_t set_mb = op_set_bytes(op, s, format) >> 20;
+        int sets = c->opts->mode == MODE_BENCH ? op_sets_for(op, s, format, &ss->gpu) : 1;
         printf("fp32 roofline %.4f ms (%s-bound) | cache: ", roofline_time_ms(&roof),
                roofline_memory_bound(&roof) ? "memory" : "compute");
         if (sets > 1)

@@ -1,9 +1,7 @@
-/* Buffer rotation, and the convolution's buffers for cuDNN's rows (cudnn_rows.h), run
- * and timed as the harness times every variant (op_run.h): device events around the
- * launches only, warm-up first, median and min of many runs, and for problems that
- * would sit in L2 a rotation over several input/output buffer sets so each run reads
- * from DRAM as a real layer would. Each set holds its own input, converted to the
- * format before timing. */
+/* cuDNN's rows (cudnn_rows.h) on the convolution's buffer sets (op_buffers.h, made as
+ * for every variant), run and timed as the harness times every variant (op_run.h):
+ * device events around the launches only, warm-up first, median and min of many runs,
+ * rotating over the sets so each run reads from DRAM as a real layer would. */
 #ifndef GPU_RUNNER_H
 #define GPU_RUNNER_H
 
@@ -20,6 +18,8 @@
 extern "C" {
 #endif
 
+/* A view of the sets in one format: each set's input and output, the shared weights
+ * and bias. */
 struct gpu_buffers {
     struct conv_shape shape;
     enum dtype dtype; /* of input and weights; the output is output_dtype(dtype) */
@@ -37,19 +37,6 @@ struct gpu_buffers {
 struct dims4 conv_input_dims(const struct conv_shape *s);
 struct dims4 conv_output_dims(const struct conv_shape *s);
 struct dims4 conv_weight_dims(const struct conv_shape *s);
-
-/* Writes the float32 NCHW input of buffer set `set` (already rounded to the dtype). */
-typedef void (*draw_input_fn)(void *context, int set, float *input);
-
-/* Bytes one buffer set needs (input + output) in this format. */
-size_t buffer_set_bytes(const struct conv_shape *s, enum dtype d, enum layout l,
-                        enum output_format o);
-/* Allocates the sets, converts and uploads each set's input, the weights and the bias;
- * the outputs hold values (OUTPUT_VALUES). */
-void gpu_buffers_create(struct gpu_buffers *b, const struct conv_shape *s, enum dtype d,
-                        enum layout l, int sets, draw_input_fn draw, void *draw_context,
-                        const float *weights, const float *bias, cudaStream_t stream);
-void gpu_buffers_free(struct gpu_buffers *b);
 
 /* Something to run on buffer set `set`. */
 typedef void (*enqueue_fn)(void *context, const struct gpu_buffers *b, int set);
