@@ -3,8 +3,8 @@
 tiles changed and recomputed, and a close-up of the receptive-field dilation.
 
 Reads:  PREFIX_grey.pgm, PREFIX_active.pgm, PREFIX_tiles.pgm and PREFIX_info.txt, written by
-        `mask_picture --out PREFIX` (lessons/11_delta/mask_picture.c). Nothing is computed
-        here but counts of the files' pixels: the masks are the lesson's host code's.
+        `mask_picture --out PREFIX` (lessons/11_delta/extras/mask_picture.c). Nothing is
+        computed here but counts of the files' pixels: the masks are the lesson's host code's.
 Writes: --out PNG, four panels: the grey frame; the pixels whose change passed the
         threshold; the input tiles that changed and the output tiles recomputed because a
         changed tile reaches them; a close-up of --zoom (default: the window of 9x12 tiles
@@ -227,7 +227,7 @@ def draw(prefix, out, zoom):
         ax.title.set_fontsize(11)
     fig.suptitle(f"lesson 11, {info['preset']}: threshold {info['threshold']}, "
                  f"{tile}x{tile} tiles, {info['ksize']}x{info['ksize']} layer "
-                 f"(lessons/11_delta/mask_picture.c)", fontsize=12)
+                 f"(lessons/11_delta/extras/mask_picture.c)", fontsize=12)
     directory = os.path.dirname(out)
     if directory:
         os.makedirs(directory, exist_ok=True)

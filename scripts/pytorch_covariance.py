@@ -18,11 +18,11 @@ each the best vectorised PyTorch we know for that layout:
               through out.diagonal(dim1=1, dim2=3), a view of out's diagonal blocks.
 Timed like the harness times a variant: inputs rotated over enough buffer sets to
 outgrow the L2 four times, warm-up runs, then one CUDA-event pair per repetition, median
-and min. Drawn and checked like the harness (lessons/10_covariance/covariance_op.c):
+and min. Drawn and checked like the harness (lessons/10_covariance/problem.c):
 one run from the drawn state against a float64 gold of the same inputs (and, in the full
 layout, every entry outside the diagonal blocks still NaN), with the op's tolerance.
 gbps, gflops and roofline_pct come from the op's minimum bytes and FLOPs
-(covariance.c) and a device-to-device copy's bandwidth (common/measure/gpu_info.c).
+(problem.c) and a device-to-device copy's bandwidth (common/measure/gpu_info.c).
 
 Runs only where PyTorch with CUDA imports (the GPU machine has it); elsewhere it says
 why and exits 0 without writing. The arguments (the CSV, the lesson binary and the
@@ -131,7 +131,7 @@ def positions(s):
 
 
 def shape_problem(s):
-    """None when the op is defined for the shape (covariance.c cov_shape_problem), else why."""
+    """None when the op is defined for the shape (problem.c cov_shape_problem), else why."""
     if min(s) < 1:
         return "every size (batch, channels, image, window) must be at least 1"
     if s.ksize > s.h or s.ksize > s.w:
@@ -140,7 +140,7 @@ def shape_problem(s):
 
 
 def cov_min_bytes(s, layout, symmetric_gamma=False):
-    """covariance.c cov_min_bytes(), float32, for COV_FULL and COV_BLOCKS (the same
+    """problem.c cov_min_bytes(), float32, for COV_FULL and COV_BLOCKS (the same
     bytes: the full layout's diagonal blocks are rows of P and Q contiguous floats): the
     diagonal blocks of gamma read once, mu and c read once, the output blocks read and
     written once (the op adds in place)."""
@@ -155,7 +155,7 @@ def cov_min_bytes(s, layout, symmetric_gamma=False):
 
 
 def cov_flops(s, layout):
-    """covariance.c cov_flops() for COV_FULL and COV_BLOCKS: per (b, q, q') Ci*k^2 terms
+    """problem.c cov_flops() for COV_FULL and COV_BLOCKS: per (b, q, q') Ci*k^2 terms
     of 3 FLOPs (multiply, add gamma, accumulate) and 2 per output block (scale, add)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r}")
@@ -165,7 +165,7 @@ def cov_flops(s, layout):
 
 
 def tensor_counts(s, layout):
-    """Elements of (mu, gamma, c, out) as stored in the layout (covariance_op.c)."""
+    """Elements of (mu, gamma, c, out) as stored in the layout (problem.c)."""
     _, _, p, q = positions(s)
     if layout == FULL:
         return (s.n * s.cin * p, s.n * s.cin * p * s.cin * p, s.cout,
@@ -189,7 +189,7 @@ def buffer_sets_for(set_size, l2_bytes, free_bytes):
 
 
 def rtol_for(s):
-    """covariance_op.c: each output sums 2*Ci*k^2 products and adds them, scaled, to its
+    """problem.c: each output sums 2*Ci*k^2 products and adds them, scaled, to its
     old value: tolerance_for_terms(DTYPE_FP32, 2*Ci*k^2 + 2) of common/measure/verify.c."""
     return ACCUMULATE_SAFETY * math.sqrt(2.0 * s.cin * s.ksize * s.ksize + 2) * FP32_U
 
@@ -366,7 +366,7 @@ def run_op(torch, s, layout, mu, gamma, c, out):
 
 
 def draw(torch, s, layout, gen, device):
-    """One buffer set (mu, gamma, c, out) as covariance_op.c cov_op_draw() draws it: mu
+    """One buffer set (mu, gamma, c, out) as problem.c cov_op_draw() draws it: mu
     uniform in [-1, 1), c in [0, 1), each diagonal block of gamma symmetric in (p, p')
     (the upper triangle drawn, the lower one its mirror), the output before the op in
     [-1, 1); in the full layout every entry outside the diagonal blocks is NaN."""
@@ -392,7 +392,7 @@ def draw(torch, s, layout, gen, device):
 
 
 def direct_sum(torch, s, layout, mu, gamma, b, q, q2):
-    """(S, its magnitude) at one (b, q, q') in float64, term by term as covariance.c
+    """(S, its magnitude) at one (b, q, q') in float64, term by term as problem.c
     cov_sum_at() writes it: the check of the vectorised gold."""
     _, wo, _, _ = positions(s)
     k = s.ksize
@@ -444,7 +444,7 @@ def gold(torch, s, layout, mu, gamma, c, out, seed):
 
 
 def check(torch, s, layout, out, ref, magnitude):
-    """covariance_op.c cov_op_check() on the whole output: every diagonal-block output
+    """problem.c cov_op_check() on the whole output: every diagonal-block output
     within FLT_MIN + rtol*magnitude of the gold; rel_err = ||out - ref|| / ||ref|| and
     max_abs_err over them (infinite when one is NaN); in the full layout every entry
     outside the diagonal blocks still NaN."""

@@ -9,7 +9,8 @@
  * the last and one drawn at random. */
 #define GOLD_BORDER_PLANES 3
 
-/* Border pixels of a few planes, then random outputs; duplicates do no harm. */
+/* The border pixels of each distinct picked plane, then random outputs (a random one
+ * may repeat a border one: that does no harm). */
 static size_t sample_indices(size_t planes, int h, int w, uint64_t seed, size_t *index)
 {
     struct rng r = rng_seeded(seed ^ 0x5eedc0de);
@@ -17,6 +18,11 @@ static size_t sample_indices(size_t planes, int h, int w, uint64_t seed, size_t 
     size_t picked[GOLD_BORDER_PLANES] = {0, planes - 1, rng_below(&r, planes)};
     size_t count = 0;
     for (int p = 0; p < GOLD_BORDER_PLANES; p++) {
+        bool seen = false;
+        for (int q = 0; q < p; q++)
+            seen = seen || picked[q] == picked[p];
+        if (seen)
+            continue;
         size_t base = picked[p] * plane_size;
         for (int x = 0; x < w; x++) {
             index[count++] = base + x;

@@ -1,7 +1,9 @@
 /* A float64 reference at a plan of outputs: every output of a small problem, or a
  * sample of a large one (every border pixel of a few output planes, where padding
  * bugs live, plus thousands of random outputs). Any op whose outputs are planes of
- * h x w pixels plans its check here and fills the values from its own gold. */
+ * h x w pixels plans its check here and fills the values from its own gold; an op
+ * whose outputs share work per site (a pixel's channels, one sum scaled per channel)
+ * plans the sites and checks every output at each. */
 #ifndef REFERENCE_H
 #define REFERENCE_H
 
@@ -14,6 +16,9 @@ extern "C" {
 #endif
 
 #define GOLD_RANDOM_SAMPLES 8192
+/* Above this many float64 terms (multiply-adds) a full reference takes seconds on a
+ * small CPU: the check plans a sample. */
+#define GOLD_FULL_MAX_TERMS (1.0 * (1 << 27))
 
 struct gold {
     size_t count;      /* outputs checked */

@@ -5,8 +5,8 @@
  *   build/bin/01_cpu_direct --preset seed000
  *   build/bin/01_cpu_direct --image data/camera.pgm --filter gaussian --ksize 5 --out blur.pgm
  */
-#include "conv_cpu.h"
 #include "conv_op.h"
+#include "kernels.h"
 #include "lesson.h"
 
 /* Skip the slow single-thread loops on U-Net layers unless asked for by name:

@@ -9,9 +9,10 @@ extern "C" {
 
 struct conv_args;
 
-/* threadIdx.x walks along a row: a warp reads consecutive addresses. */
+/* threadIdx.x walks along a row: a warp reads consecutive addresses (1_naive.cu). */
 void launch_conv2d_naive(const struct conv_args *a, int block_x, int block_y);
-/* threadIdx.x walks down a column: a warp reads one float from each of 32 rows. */
+/* threadIdx.x walks down a column: a warp reads one float from each of 32 rows
+ * (2_uncoalesced.cu). */
 void launch_conv2d_naive_uncoalesced(const struct conv_args *a, int block_x, int block_y);
 
 #ifdef __cplusplus

@@ -9,11 +9,13 @@ extern "C" {
 
 struct conv_args;
 
-/* prepare(): the device-resident weights into the __constant__ filter. */
-void copy_filter_to_constant(const struct conv_args *a);
+/* The run-time radius (1_const_runtime.cu). setup: the device-resident weights into
+ * that file's __constant__ filter. */
+void setup_const_runtime(const struct conv_args *a);
 void launch_conv2d_const(const struct conv_args *a);
-/* Radius 0..7 (ksize 1..15) runs a fully unrolled instantiation, larger ones
- * fall back to conv2d_const. */
+/* Radius 0..7 (ksize 1..15) runs a fully unrolled instantiation, larger ones fall
+ * back to conv2d_const (2_const_unrolled.cu); setup fills both files' filters. */
+void setup_const_unrolled(const struct conv_args *a);
 void launch_conv2d_const_unrolled(const struct conv_args *a);
 
 #ifdef __cplusplus

@@ -9,13 +9,13 @@ static const struct conv_variant variants[] = {
      .what = "lesson 02's 32x8 kernel with the filter in __constant__ memory",
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
-     .setup = copy_filter_to_constant,
+     .setup = setup_const_runtime,
      .run = launch_conv2d_const},
     {.name = "const_unrolled",
      .what = "the same with a compile-time radius (ksize 1..15) so both loops unroll",
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
-     .setup = copy_filter_to_constant,
+     .setup = setup_const_unrolled,
      .run = launch_conv2d_const_unrolled},
 };
 

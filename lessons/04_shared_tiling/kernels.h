@@ -1,5 +1,6 @@
 /* Lesson 04's entry points: copy the filter into __constant__ memory once, then run
- * one of three shared-memory tilings of the convolution. */
+ * one of three shared-memory tilings of the convolution. Each step file has its own
+ * __constant__ filter, which its setup fills. */
 #ifndef LESSON04_KERNELS_H
 #define LESSON04_KERNELS_H
 
@@ -9,13 +10,16 @@ extern "C" {
 
 struct conv_args;
 
-/* prepare(): the device-resident weights into the __constant__ filter. */
-void copy_filter_to_constant(const struct conv_args *a);
-/* Blocks the size of the input tile: each thread loads one input pixel. */
+/* Blocks the size of the input tile: each thread loads one input pixel (1_tile_in.cu). */
+void setup_tile_in(const struct conv_args *a);
 void launch_conv2d_tile_in(const struct conv_args *a);
-/* Blocks the size of the output tile: the tile and its halo loaded in several passes. */
+/* Blocks the size of the output tile: the tile and its halo loaded in several passes
+ * (2_tile_out.cu). */
+void setup_tile_out(const struct conv_args *a);
 void launch_conv2d_tile_out(const struct conv_args *a);
-/* Only the block's own pixels in shared memory; halo reads go through the caches. */
+/* Only the block's own pixels in shared memory; halo reads go through the caches
+ * (3_tile_cached_halo.cu). */
+void setup_tile_cached_halo(const struct conv_args *a);
 void launch_conv2d_tile_cached_halo(const struct conv_args *a);
 
 #ifdef __cplusplus

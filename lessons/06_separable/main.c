@@ -2,10 +2,10 @@
  * through an intermediate image in DRAM, then fused into one kernel that keeps the
  * intermediate on the chip. The last row is lesson 05's best 2-D kernel on the
  * same taps, the number to beat. */
-#include "../05_register_tiling/kernels.h"
 #include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
+#include "ring_window.h"
 #include "separable_factors.h"
 
 /* A row pass and a column pass of k multiply-adds each: 4k FLOPs per output, the
@@ -23,7 +23,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
      .scratch_bytes = two_pass_scratch_bytes,
-     .setup = setup_factors,
+     .setup = setup_two_pass,
      .run = launch_two_pass,
      .flops = separable_flops},
     {.name = "fused_smem",
@@ -32,7 +32,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
      .scratch_bytes = fused_scratch_bytes,
-     .setup = setup_factors,
+     .setup = setup_fused_smem,
      .run = launch_fused_smem,
      .flops = separable_flops},
     {.name = "fused_registers",
@@ -41,7 +41,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
      .scratch_bytes = fused_scratch_bytes,
-     .setup = setup_factors,
+     .setup = setup_fused_registers,
      .run = launch_fused_registers,
      .flops = separable_flops},
     {.name = "full_2d",
@@ -49,7 +49,7 @@ static const struct conv_variant variants[] = {
          "lesson 05's best 2-D kernel (strip_ring8) on the same k x k taps: k^2 FMAs per output",
      .dtype = DTYPE_FP32,
      .unsupported = single_channel_only,
-     .setup = upload_filter,
+     .setup = setup_ring_window,
      .run = launch_strip_ring8},
 };
 

@@ -1,5 +1,5 @@
-/* The pieces both implicit-GEMM kernels of lesson 07 share (conv_implicit_gemm.cu and
- * conv_implicit_gemm_async.cu): the tile shape, the weight matrix built by
+/* The pieces both implicit-GEMM kernels of lesson 07 share (4_implicit_gemm.cu and
+ * 5_implicit_gemm_async.cu): the tile shape, the weight matrix built by
  * setup_conv2d_implicit_gemm, where a pixel reads its input, how a reduction row
  * walks the (tap, channel) order, the 8x8 outer products and the epilogue. They
  * differ only in how a slice is gathered and travels from global to shared memory. */
@@ -32,7 +32,7 @@ static inline int padded_cout(const struct conv_shape *s)
 }
 
 /* The weights as a [cin * ksize^2][padded_cout] row-major matrix in (tap, channel)
- * row order, built in a->scratch by setup_conv2d_implicit_gemm (conv_implicit_gemm.cu). */
+ * row order, built in a->scratch by setup_conv2d_implicit_gemm (4_implicit_gemm.cu). */
 const float *implicit_gemm_matrix(const struct conv_args *a);
 
 /* Where output pixel p (any image of the batch) reads its input: the offset of

@@ -12,10 +12,10 @@
 extern "C" {
 #endif
 
-/* The WMMA API on fp16: 16x16x16 fragments, one tile at a time (conv_wmma.cu). */
+/* The WMMA API on fp16: 16x16x16 fragments, one tile at a time (1_wmma.cu). */
 void launch_conv2d_wmma_fp16(const struct conv_args *a);
 
-/* mma.sync with ldmatrix from swizzled tiles and a cp.async ring (conv_mma.cu), on
+/* mma.sync with ldmatrix from swizzled tiles and a cp.async ring (2_mma.cu), on
  * fp16, bf16, fp32 in TF32, and fp32 in 3xTF32. */
 void launch_conv2d_mma_fp16(const struct conv_args *a);
 void launch_conv2d_mma_bf16(const struct conv_args *a);
@@ -23,7 +23,7 @@ void launch_conv2d_mma_tf32(const struct conv_args *a);
 void launch_conv2d_3xtf32(const struct conv_args *a);
 
 /* Hopper's warpgroup MMA from shared-memory descriptors, fed by TMA loads in a
- * warp-specialised pipeline (conv_wgmma.cu); it runs on a 9.0 GPU where the build has
+ * warp-specialised pipeline (3_wgmma.cu); it runs on a 9.0 GPU where the build has
  * sm_90a code, which wgmma_built() tells. */
 bool wgmma_built(void);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);

@@ -1,5 +1,5 @@
 /* Hopper's asynchronous pipeline, one short wrapper per instruction, for the
- * warp-specialised kernel of conv_wgmma.cu (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
+ * warp-specialised kernel of 3_wgmma.cu (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
  * CUDA driver API: "Tensor Map Object Management").
  *
  *   tensor map  128 bytes the host encodes once per launch: a global tensor's base
@@ -15,7 +15,7 @@
  *               by arrive.expect_tx have landed (the TMA unit counts them down); then
  *               the phase bit flips and waiters on that phase's parity go on.
  *
- * The device wrappers exist on sm_90 and newer; conv_wgmma.cu builds its TMA kernel for
+ * The device wrappers exist on sm_90 and newer; 3_wgmma.cu builds its TMA kernel for
  * sm_90a only and never launches it elsewhere. For the kernels (.cu) only. */
 #ifndef TMA_PIPELINE_CUH
 #define TMA_PIPELINE_CUH

@@ -9,7 +9,7 @@
  *   sum x*w = valid_taps * C - 2 * popc(x XOR w)           (over the valid taps)
  *
  * because each of the valid_taps * C products is +1 where the bits agree and -1
- * where they differ. The functions here are __host__ too: border_test.cu checks them
+ * where they differ. The functions here are __host__ too: tests/border_test.cu checks them
  * against the harness's float64 gold on the CPU. */
 #ifndef BINARY_OPS_CUH
 #define BINARY_OPS_CUH

@@ -1,5 +1,5 @@
-/* Lesson 09: the main loop of the bit tensor-core kernels (conv_bmma.cu writes fp32,
- * conv_bmma_fused.cu packed signs). The layer is an implicit GEMM: M = pixels, N =
+/* Lesson 09: the bit tensor-core kernel, its epilogue a parameter (4_bmma.cu writes
+ * fp32, 5_bmma_fused.cu packed signs). The layer is an implicit GEMM: M = pixels, N =
  * output channels, the reduction over (tap, channel bits): row p of A is the packed
  * input under tap t of pixel p (zero words outside the image), column k of B the
  * packed weights of channel k at tap t. One warp instruction,
@@ -29,7 +29,9 @@
 #define BMMA_TILE_CUH
 
 #include "binary_ops.cuh"
+#include "conv_args.h"
 #include "cp_async.cuh"
+#include "cuda_check.h"
 #include "ldmatrix.cuh"
 
 #define BM 128 /* pixels per block */
@@ -477,6 +479,47 @@ row_outputs(const struct channel_affine &a, const struct bmma_counts &c, const i
             fmaf(a.scale[j][0], (float)Op::sum(base[j].x, count[0], pop), a.shift[j][0]),
             fmaf(a.scale[j][1], (float)Op::sum(base[j].y, count[1], pop), a.shift[j][1]));
     }
+}
+
+/* The kernel: the loop, then Epilogue<Op>::store writes the block's outputs from the
+ * counts into an output of Epilogue<Op>::out (4_bmma.cu: fp32 values, 5_bmma_fused.cu:
+ * packed signs). Three blocks (24 warps) per SM: at most 80 registers. bnn-b16c256s28's
+ * 392 blocks then run in one wave on 132 SMs (at two per SM, in two). */
+template <typename Op, template <typename> class Epilogue, bool VECTOR>
+__global__ void __launch_bounds__(BMMA_THREADS, 3)
+    conv2d_bmma(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
+                const float *__restrict__ alpha, const float *__restrict__ bias,
+                const int *__restrict__ bases, typename Epilogue<Op>::out *__restrict__ output,
+                struct conv_shape s)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    struct bmma_smem &sm = *reinterpret_cast<struct bmma_smem *>(smem);
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
+    issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
+    struct bmma_counts c;
+    bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, sm, c);
+    if (bases_in_smem(&s, bases))
+        Epilogue<Op>::store(sm, c, table, BN, output, s, m0, n0);
+    else
+        Epilogue<Op>::store(sm, c, bases + n0, padded_channels(s.cout), output, s, m0, n0);
+}
+
+/* The layer on packed input and weights, with the table of bases counted by setup. */
+template <typename Op, template <typename> class Epilogue>
+static void launch_bmma(const struct conv_args *a, const uint32_t *input, const uint32_t *weights,
+                        const int *bases, typename Epilogue<Op>::out *output)
+{
+    const struct conv_shape *s = &a->shape;
+    auto kernel = vector_rows(s, input, weights) ? conv2d_bmma<Op, Epilogue, true>
+                                                 : conv2d_bmma<Op, Epilogue, false>;
+    const dim3 grid((s->n * s->h * s->w + BM - 1) / BM, (s->cout + BN - 1) / BN);
+    const size_t smem = bmma_smem_bytes(s, bases);
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<grid, BMMA_THREADS, smem, a->stream>>>(input, weights, a->scale, a->bias, bases,
+                                                    output, *s);
+    CUDA_CHECK_LAUNCH();
 }
 
 #endif

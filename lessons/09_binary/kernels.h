@@ -13,18 +13,18 @@
 extern "C" {
 #endif
 
-/* Lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias (conv_float_sign.cu). */
+/* Lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias (1_float_sign.cu). */
 size_t float_sign_scratch_bytes(const struct conv_shape *s);
 void setup_conv2d_float_sign(const struct conv_args *a);
 void launch_conv2d_float_sign(const struct conv_args *a);
 
-/* The seed's design: a block per pixel, a thread per output channel (conv_seed_layout.cu). */
+/* The seed's design: a block per pixel, a thread per output channel (2_seed_layout.cu). */
 void launch_conv2d_seed_layout(const struct conv_args *a);
 
-/* XOR + popcount on the CUDA cores, weights reused from shared memory (conv_packed_xnor.cu). */
+/* XOR + popcount on the CUDA cores, weights reused from shared memory (3_packed_xnor.cu). */
 void launch_conv2d_packed_xnor(const struct conv_args *a);
 
-/* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (conv_bmma.cu).
+/* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (4_bmma.cu).
  * setup counts each op's base per window class and output channel into scratch (the
  * border correction). */
 /* The compute capability (x10) the bmma kernels' code was built for: 80 and above
@@ -36,7 +36,7 @@ void setup_conv2d_bmma_xor(const struct conv_args *a);
 void launch_conv2d_bmma_and(const struct conv_args *a);
 void launch_conv2d_bmma_xor(const struct conv_args *a);
 /* The AND kernel writing the signs of its output packed for the next binary layer
- * (conv_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_and's. */
+ * (5_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_and's. */
 void launch_conv2d_bmma_fused(const struct conv_args *a);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
  * (setup packs the weights once, as a network would). */

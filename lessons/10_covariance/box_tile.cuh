@@ -1,5 +1,5 @@
-/* The box-filter kernel of lesson 10, shared by shared_box.cu (the Co output blocks)
- * and factored.cu (S written once, optionally using gamma's symmetry).
+/* The box-filter kernel of lesson 10, shared by 4_shared_box.cu (the Co output blocks)
+ * and 5_factored.cu (S written once, optionally using gamma's symmetry).
  *
  * Fix a batch element b and a row lag a = i0' - i0. For output rows t (i0 = t,
  * i0' = t + a) the op needs, for every input row i, the matrix

@@ -1,6 +1,6 @@
 /* What the channels_summed variants share: G in the scratch buffer,
  *     G[b][p][p'] = sum_ci gd[b][ci][p][p'] + mu[b][ci][p] * mu[b][ci][p']   (B x P x P),
- * written by a first pass (channels_summed.cu, channels_summed_symmetric.cu), and the
+ * written by a first pass (6_channels_summed.cu, 7_channels_summed_symmetric.cu), and the
  * second pass that turns it into the output: S(q, q') is a k x k box sum along G's
  * diagonals, S = sum_{di,dj} G[p(q)+d][p(q')+d], added as c[c0] * S into every output
  * block or once into the factored S.

@@ -1,12 +1,12 @@
 /* The GPU launchers of lesson 10, one file per idea. Each enqueues its kernels on
  * a->stream and adds the op's result into a->out in place; every pointer is a device
- * pointer, in the layouts the launcher's comment names (covariance.h). */
+ * pointer, in the layouts the launcher's comment names (problem.h). */
 #ifndef KERNELS_H
 #define KERNELS_H
 
 #include <cuda_runtime_api.h>
 
-#include "covariance.h"
+#include "problem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,7 +22,7 @@ struct cov_args {
     cudaStream_t stream;
 };
 
-/* seed_port.cu: the seed's last Numba kernel in CUDA C. One thread per batch element
+/* 2_seed_port.cu: the seed's last Numba kernel in CUDA C. One thread per batch element
  * loops over every output pair, window tap and channel. gamma and out in the full 7-D
  * layouts (COV_FULL). */
 void covariance_seed_port(const struct cov_args *a);
@@ -31,16 +31,16 @@ void covariance_seed_port(const struct cov_args *a);
  * problems where a run would take minutes. */
 double covariance_seed_port_iterations(const struct conv_shape *s);
 
-/* thread_per_output.cu: one thread per (b, q, q'), consecutive threads along q';
+/* 3_thread_per_output.cu: one thread per (b, q, q'), consecutive threads along q';
  * gamma diagonal, out blocks (COV_BLOCKS). */
 void covariance_thread_per_output(const struct cov_args *a);
 
-/* shared_box.cu: per spatial lag, the k x k window sum as a box filter: the gamma
+/* 4_shared_box.cu: per spatial lag, the k x k window sum as a box filter: the gamma
  * rows of a tile staged in shared memory, summed along j (dj), then over a ring of k
  * rows (di). gamma diagonal, out blocks (COV_BLOCKS). */
 void covariance_shared_box(const struct cov_args *a);
 
-/* factored.cu: the same box filter writing S once (B x Q x Q, COV_FACTORED) instead
+/* 5_factored.cu: the same box filter writing S once (B x Q x Q, COV_FACTORED) instead
  * of c[c0]*S into Co blocks. The symmetric twin computes only the lags with
  * i0' >= i0, so it reads only the upper triangle p <= p' of each gamma block, and
  * adds each result at (q, q') and (q', q); it needs a symmetric gamma
@@ -48,14 +48,14 @@ void covariance_shared_box(const struct cov_args *a);
 void covariance_factored(const struct cov_args *a);
 void covariance_factored_symmetric(const struct cov_args *a);
 
-/* channels_summed.cu: the channel sum first (G = sum_ci of gamma's blocks and the mu
+/* 6_channels_summed.cu: the channel sum first (G = sum_ci of gamma's blocks and the mu
  * products, B x P x P floats in a->scratch, covariance_channels_summed_scratch bytes),
  * then a k x k box sum of G per output, added into `layout`: COV_FULL (the seed's 7-D
  * tensors, gamma full too), COV_BLOCKS or COV_FACTORED (gamma diagonal). */
 size_t covariance_channels_summed_scratch(const struct conv_shape *s);
 void covariance_channels_summed(const struct cov_args *a, enum cov_layout layout);
 
-/* channels_summed_symmetric.cu: channels_summed into COV_FACTORED, computing G on and
+/* 7_channels_summed_symmetric.cu: channels_summed into COV_FACTORED, computing G on and
  * above its diagonal only (about half the gamma reads) and mirroring it: G is
  * symmetric when gamma is (cov_symmetrize_gamma). The same scratch. */
 void covariance_channels_summed_symmetric(const struct cov_args *a);

@@ -1,9 +1,9 @@
 /* Lesson 10: the weight-noise covariance of a conv layer's output (seed 001), from the
  * seed's CPU loops and its one-thread-per-batch-element GPU port to a box filter that
  * writes the rank-1 factor once. docs/10_covariance.md walks through it. */
-#include "covariance_op.h"
 #include "kernels.h"
 #include "lesson.h"
+#include "problem.h"
 
 /* The seed's loops are skipped above this many GFLOP unless named (--variant): one
  * thread takes about 3 s per run on cov-b4c32s18 (9.7 GFLOP). */

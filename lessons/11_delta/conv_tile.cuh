@@ -12,8 +12,8 @@
  * a two-stage ring in shared memory filled by cp.async (common/device/cp_async.cuh): while
  * the block multiplies one chunk, the next one is in flight. A stage holds
  *   - the chunk's weights for the block's 64 output channels, [tap][ci][co]: copied
- *     as they are from the arranged weights (delta_arranged_weights in delta.h,
- *     written once on frame 0 by dense.cu's arrange_weights), so staging them is a
+ *     as they are from the arranged weights (delta_arranged_weights in problem.h,
+ *     written once on frame 0 by 1_dense.cu's arrange_weights), so staging them is a
  *     straight 16-byte copy with no index arithmetic;
  *   - the unit's input with its halo, (8+k-1)^2 pixels x 4 channels: one 16-byte
  *     copy per pixel, zero-filled outside the image (and, for SOURCE_ACTIVE_ONLY, at

@@ -1,7 +1,7 @@
 /* The GPU launchers of lesson 11, one file per idea. A call computes one frame: it
  * enqueues its kernels and copies on a->stream and leaves the frame's output in
  * a->out. The harness keeps out from one frame to the next, so a sparse variant
- * updates it in place. Every pointer is a device pointer; the layouts are delta.h's
+ * updates it in place. Every pointer is a device pointer; the layouts are problem.h's
  * (NHWC frames, K x R x S x C weights). */
 #ifndef KERNELS_H
 #define KERNELS_H
@@ -10,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "delta.h"
+#include "problem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,24 +32,24 @@ struct delta_args {
     int tile;        /* side of a tile in pixels, a multiple of DELTA_UNIT */
 };
 
-/* dense.cu: the layer recomputed on every frame, one block per 8x8-pixel unit and 64
+/* 1_dense.cu: the layer recomputed on every frame, one block per 8x8-pixel unit and 64
  * output channels; its state is the arranged weights. */
 size_t dense_state_bytes(const struct delta_args *a);
 void launch_delta_dense(const struct delta_args *a);
 
-/* tile_mask.cu: after the threshold step, blocks whose output tile no changed input
+/* 2_tile_mask.cu: after the threshold step, blocks whose output tile no changed input
  * tile reaches return at once (reached_units.cuh); the others recompute their unit
  * from x_ref. */
 size_t tile_mask_state_bytes(const struct delta_args *a);
 void launch_delta_tile_mask(const struct delta_args *a);
 
-/* delta_update.cu: the same skipping, but a reached unit adds conv(d), the layer
+/* 3_delta_update.cu: the same skipping, but a reached unit adds conv(d), the layer
  * applied to the frame's applied delta, to the previous output (by linearity, no
  * bias). */
 size_t delta_update_state_bytes(const struct delta_args *a);
 void launch_delta_update(const struct delta_args *a);
 
-/* delta_compact.cu: the reached output tiles gathered into a list; one launch of as
+/* 4_delta_compact.cu: the reached output tiles gathered into a list; one launch of as
  * many blocks as the GPU holds at once walks the list, so no block is started for a
  * tile with nothing to do. */
 size_t delta_compact_state_bytes(const struct delta_args *a);
@@ -69,7 +69,7 @@ static inline void *delta_state_at(const struct delta_args *a, size_t offset)
 typedef void (*sparse_update_fn)(const struct delta_args *a, const struct delta_state_layout *l);
 void delta_sparse_frame(const struct delta_args *a, enum delta_variant v, sparse_update_fn update);
 
-/* change_mask.cu: the threshold step with carry-over on one frame (delta.h): per
+/* change_mask.cu: the threshold step with carry-over on one frame (problem.h): per
  * pixel, max_c |frame - x_ref| > threshold makes it active, copies the frame into
  * x_ref there and, with write_delta, stores d and pixel_active; tile_changed gets one
  * byte per input tile. */

@@ -2,9 +2,9 @@
  * on every frame of the vtest clip: recomputed densely, or only where the input
  * changed. docs/11_delta.md walks through it. */
 #include "conv_op.h"
-#include "delta_op.h"
 #include "kernels.h"
 #include "lesson.h"
+#include "problem.h"
 
 static struct delta_args delta_args_of(const struct op_args *a)
 {
