@@ -103,6 +103,10 @@ bool op_buffers_create(struct op_buffers *b, const struct op_source *src, int la
     }
     for (int i = 0; i < b->count; i++)
         free(staged[i]);
+    /* A copy from pageable memory may still be on its way when cudaMemcpy returns; the
+     * runs go on another stream, so they wait here for it. */
+    if (!host)
+        CUDA_CHECK(cudaDeviceSynchronize());
     return drawn;
 }
 
@@ -122,10 +126,15 @@ void op_buffers_free(struct op_buffers *b)
 
 void op_buffers_reset_written(struct op_buffers *b)
 {
-    for (int i = 0; i < b->count; i++)
-        if (b->t[i].written)
-            copy_where(b->host, b->set[0][i], b->before[i], b->t[i].bytes,
-                       cudaMemcpyHostToDevice);
+    for (int i = 0; i < b->count; i++) {
+        if (!b->t[i].written || b->t[i].bytes == 0)
+            continue;
+        if (b->host)
+            memcpy(b->set[0][i], b->before[i], b->t[i].bytes);
+        else /* on the runs' stream, so the run after it sees it whole */
+            CUDA_CHECK(cudaMemcpyAsync(b->set[0][i], b->before[i], b->t[i].bytes,
+                                       cudaMemcpyHostToDevice, b->stream));
+    }
 }
 
 void op_buffers_fetch_written(struct op_buffers *b)

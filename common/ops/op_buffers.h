@@ -55,7 +55,8 @@ int op_sets_for(const struct op *op, const struct conv_shape *s, int layout,
 bool op_buffers_create(struct op_buffers *b, const struct op_source *src, int layout, bool host,
                        int sets, cudaStream_t stream);
 void op_buffers_free(struct op_buffers *b);
-/* The written tensors of set 0 back to their drawn values (an op may work in place). */
+/* The written tensors of set 0 back to their drawn values (an op may work in place),
+ * queued on the buffers' stream before the run that follows. */
 void op_buffers_reset_written(struct op_buffers *b);
 /* The written tensors of set 0 to `after`, once the work queued so far is done. */
 void op_buffers_fetch_written(struct op_buffers *b);
