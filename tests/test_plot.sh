@@ -6,27 +6,9 @@
 #   tests/test_plot.sh PYTHON PLOT_PY SAMPLE_CSV     (exit 77: PYTHON has no matplotlib)
 set -eu
 
-if [ $# -ne 3 ]; then
-    echo "usage: $0 PYTHON PLOT_PY SAMPLE_CSV" >&2
-    exit 2
-fi
-python=$1
-plot=$2
-sample=$3
-
-if ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
-    echo "matplotlib not available: skipped"
-    exit 77
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/test_plot.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+usage="PYTHON PLOT_PY SAMPLE_CSV"
+. "$(dirname "$0")/plot_test_setup.sh"
+sample=$third
 
 # Runs plot.py with the given arguments; sets $rc, output in $work/stdout and $work/stderr.
 run_plot() {

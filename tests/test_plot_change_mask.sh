@@ -6,26 +6,9 @@
 #   tests/test_plot_change_mask.sh PYTHON PLOT_CHANGE_MASK_PY MASK_PICTURE   (exit 77: no matplotlib)
 set -eu
 
-if [ $# -ne 3 ]; then
-    echo "usage: $0 PYTHON PLOT_CHANGE_MASK_PY MASK_PICTURE" >&2
-    exit 2
-fi
-python=$1
-plot=$2
-program=$3
-
-if ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
-    echo "matplotlib not available: skipped"
-    exit 77
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/test_plot_change_mask.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+usage="PYTHON PLOT_CHANGE_MASK_PY MASK_PICTURE"
+. "$(dirname "$0")/plot_test_setup.sh"
+program=$third
 
 "$program" --size 96x128 --cin 4 --out "$work/m" >"$work/m.log" 2>&1 || fail "mask_picture: exit $?"
 "$python" "$plot" "$work/m" --out "$work/img/mask.png" >"$work/log" || fail "exit $? on the files"

@@ -6,26 +6,9 @@
 #   tests/test_plot_frames.sh PYTHON PLOT_FRAMES_PY SAMPLE_CSV   (exit 77: no matplotlib)
 set -eu
 
-if [ $# -ne 3 ]; then
-    echo "usage: $0 PYTHON PLOT_FRAMES_PY SAMPLE_CSV" >&2
-    exit 2
-fi
-python=$1
-plot=$2
-sample=$3
-
-if ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
-    echo "matplotlib not available: skipped"
-    exit 77
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/test_plot_frames.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+usage="PYTHON PLOT_FRAMES_PY SAMPLE_CSV"
+. "$(dirname "$0")/plot_test_setup.sh"
+sample=$third
 
 "$python" "$plot" "$sample" --out "$work/img" >"$work/log" || fail "exit $? on the sample"
 png="$work/img/nvidia-h200_11_delta_vtest-c64_threshold-0-02-tile-8-pan-0_frames.png"

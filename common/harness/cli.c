@@ -463,8 +463,6 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
     o->mode = MODE_BENCH;
     o->reps = GPU_DEFAULT_REPS;
     o->warmup = GPU_DEFAULT_WARMUP;
-    o->gpu_reps = GPU_DEFAULT_REPS;
-    o->gpu_warmup = GPU_DEFAULT_WARMUP;
     o->cpu_reps = CPU_DEFAULT_REPS;
     o->cpu_warmup = CPU_DEFAULT_WARMUP;
     o->seed = DEFAULT_SEED;
@@ -512,11 +510,11 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
         case FLAG_LIST_PRESETS: print_presets(op); return CLI_EXIT_OK;
         case FLAG_REPS:
             if (!read_count("--reps", optarg, 1, MAX_REPS, &v)) return CLI_EXIT_USAGE;
-            o->reps = o->gpu_reps = o->cpu_reps = (int)v;
+            o->reps = o->cpu_reps = (int)v;
             break;
         case FLAG_WARMUP:
             if (!read_count("--warmup", optarg, 0, MAX_REPS, &v)) return CLI_EXIT_USAGE;
-            o->warmup = o->gpu_warmup = o->cpu_warmup = (int)v;
+            o->warmup = o->cpu_warmup = (int)v;
             break;
         case FLAG_SEED:
             if (!read_count("--seed", optarg, 0, LONG_MAX, &v)) return CLI_EXIT_USAGE;

@@ -29,10 +29,8 @@ struct options {
     struct conv_shape shape; /* from the preset or flags, or set by the op from its data */
     const char *preset;      /* preset name, or "custom" */
     bool ksize_given;        /* --ksize was on the command line */
-    int reps;                /* of GPU variants: the default or --reps */
+    int reps;                /* of GPU variants and library rows: the default or --reps */
     int warmup;
-    int gpu_reps; /* of the library (cuDNN) rows */
-    int gpu_warmup;
     int cpu_reps; /* of CPU variants */
     int cpu_warmup;
     uint64_t seed;

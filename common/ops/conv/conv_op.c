@@ -316,7 +316,7 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     float *host_out = host_alloc(output_count(s) * sizeof *host_out, "the output");
     struct cudnn_row best = cudnn_best_row(&buf, free_bytes, check_cudnn_output, &cc, host_out,
-                                           bench->opts->gpu_warmup, bench->opts->gpu_reps);
+                                           bench->opts->warmup, bench->opts->reps);
     free(host_out);
     op_buffers_free(&ob);
     printf("(cuDNN %s %s, conv without bias, every algorithm timed: %s)\n", dtype_name(d),
