@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "unit.h"
+
 #define PREFIX_SIZE 512
 
 int temp_files_left(const char *path)
@@ -26,4 +28,14 @@ int temp_files_left(const char *path)
             count++;
     closedir(dir);
     return count;
+}
+
+void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
 }

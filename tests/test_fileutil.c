@@ -30,16 +30,6 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 static bool file_holds(const char *path, const char *text)
 {
     char buf[NAME_SIZE] = {0};

@@ -11,6 +11,7 @@
 
 #include "conv_problem.h"
 #include "filters.h"
+#include "temp_files.h"
 #include "unit.h"
 
 #define NAME_SIZE 256
@@ -23,16 +24,6 @@
 static void temp_name(char *name, const char *stem)
 {
     snprintf(name, NAME_SIZE, "test_filters_%s.%ld.txt", stem, (long)getpid());
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
 }
 
 static double tap_sum(const float *taps, int ksize)

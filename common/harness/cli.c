@@ -320,8 +320,8 @@ static enum cli_status check_outputs(const struct lesson *lesson, const struct o
     return CLI_EXIT_USAGE;
 }
 
-/* Flags that describe the problem explicitly (and so conflict with --preset,
- * --input and --image). */
+/* Flags that describe the problem explicitly (and so conflict with --preset and with
+ * data that gives the problem: an op's files, the convolution's --input or --image). */
 struct given {
     const char *size, *batch, *cin, *cout, *ksize;
 };
