@@ -17,7 +17,12 @@ PYTHON = $(shell scripts/python-env.sh)
 LESSON_BIN = $(firstword $(wildcard $(BUILD)/bin/$(LESSON)_*))
 LESSON_DIR = $(notdir $(firstword $(wildcard lessons/$(LESSON)_*)))
 
-.PHONY: all build lesson test bench plots gpu-check profile sanitize clean fuzz asan
+# Every architecture the course promises, compiled only (no GPU needed): sm_75 (T4) to
+# sm_120 (RTX 50); lesson 08's wgmma file is built for sm_90a where 90 is in the list.
+ALL_ARCHS ?= 75;80;86;89;90;100;120
+ALL_ARCHS_BUILD ?= build-allarch
+
+.PHONY: all build lesson test bench plots gpu-check profile sanitize clean fuzz asan compile-all
 
 all: build
 
@@ -68,6 +73,10 @@ asan:
 	    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=protect_shadow_gap=0 ctest --test-dir $(ASAN_BUILD) -L cpu --output-on-failure -j $(JOBS)
+
+compile-all:
+	cmake -S . -B $(ALL_ARCHS_BUILD) "-DCMAKE_CUDA_ARCHITECTURES=$(ALL_ARCHS)" -DCONV_PYTHON=$(PYTHON)
+	cmake --build $(ALL_ARCHS_BUILD) -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD)
