@@ -138,6 +138,7 @@ static struct op_check check_args(const struct op_run *r, const struct variant_r
                              .variant = vr->variant,
                              .layout = b->layout,
                              .frame = frame,
+                             .seed = r->opts.seed,
                              .before = b->before,
                              .after = b->after,
                              .params = row->params + used,

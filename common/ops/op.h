@@ -189,6 +189,7 @@ struct op_check {
     const double *param;
     const struct op_variant *variant;
     int layout, frame;
+    uint64_t seed; /* the run's: a sampled check draws its sample from it */
     void *const *before;
     void *const *after;
     char *params; /* the check may append key=value;... here for the CSV's params column */

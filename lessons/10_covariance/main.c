@@ -110,7 +110,7 @@ static bool draw(const struct op_draw *d, char *err, size_t err_size)
 
 static struct check_result check(const struct op_check *c)
 {
-    return cov_op_check(c->shape, c->layout, c->before, c->after);
+    return cov_op_check(c->shape, c->layout, c->seed, c->before, c->after);
 }
 
 static const struct op_variant variants[] = {

@@ -12,9 +12,6 @@
 #include "reference.h"
 #include "rng.h"
 
-/* The sample of a large problem's check is drawn from this. */
-#define COV_CHECK_SEED 10
-
 const struct conv_preset cov_presets[COV_PRESET_COUNT] = {
     {"cov-toy", "the seed's toy covariance: batch 2, 3 -> 3 channels, 9x9, 3x3 window",
      {.n = 2, .cin = 3, .cout = 3, .h = 9, .w = 9, .ksize = 3}},
@@ -477,8 +474,8 @@ static void check_off_diagonal(const struct conv_shape *s, const float *after,
                 }
 }
 
-struct check_result cov_op_check(const struct conv_shape *s, int layout, void *const *before,
-                                 void *const *after)
+struct check_result cov_op_check(const struct conv_shape *s, int layout, uint64_t seed,
+                                 void *const *before, void *const *after)
 {
     const float *gd = before[COV_GAMMA];
     float *gathered = NULL;
@@ -494,7 +491,7 @@ struct check_result cov_op_check(const struct conv_shape *s, int layout, void *c
     const size_t Q = cov_out_positions(s);
     struct gold g;
     gold_plan(&g, (size_t)s->n, (int)Q, (int)Q, (double)s->n * Q * Q * window > GOLD_FULL_MAX_TERMS,
-              COV_CHECK_SEED);
+              seed);
     const long long count = (long long)g.count;
 #pragma omp parallel for schedule(dynamic, 256)
     for (long long i = 0; i < count; i++) {

@@ -225,9 +225,10 @@ extern const struct op_file_set cov_file_sets[COV_FILE_SET_COUNT];
 /* The diagonal blocks against the float64 gold at the plan of sums S(b, q, q') that
  * reference.h makes of B planes of Q x Q (every sum while that costs at most
  * GOLD_FULL_MAX_TERMS window terms): each planned sum checks its output in every block
- * c0. In the full layout, every entry outside the blocks must still be NaN. */
-struct check_result cov_op_check(const struct conv_shape *s, int layout, void *const *before,
-                                 void *const *after);
+ * c0; a sample is drawn from seed. In the full layout, every entry outside the blocks
+ * must still be NaN. */
+struct check_result cov_op_check(const struct conv_shape *s, int layout, uint64_t seed,
+                                 void *const *before, void *const *after);
 double cov_op_min_bytes(const struct conv_shape *s, int layout);
 double cov_op_flops(const struct conv_shape *s, int layout);
 #endif

@@ -434,7 +434,7 @@ struct check_result delta_op_check(const struct op_check *c)
     /* Pixels, each checked in every channel; the sample is drawn anew for every frame. */
     struct gold plan;
     gold_plan(&plan, 1, s->h, s->w, (double)s->h * s->w * per_pixel > GOLD_FULL_MAX_TERMS,
-              (uint64_t)c->frame);
+              op_set_seed(c->seed, c->frame));
     const size_t count = plan.count;
     struct sample *got = host_alloc(count * s->cout * sizeof *got, "the checked outputs");
     double *l1 = weight_l1(s, c->before[DELTA_WEIGHTS]);

@@ -393,7 +393,7 @@ static void op_tensors_free(struct op_tensors *o)
 
 static bool op_check_passes(const struct conv_shape *s, int layout, struct op_tensors *o)
 {
-    return cov_op_check(s, layout, o->before, o->after).pass;
+    return cov_op_check(s, layout, 1, o->before, o->after).pass;
 }
 
 static void op_check_can_fail(void)
@@ -791,7 +791,7 @@ static float *run_from_files(const struct conv_shape *s, int layout,
     }
     from_files(s, layout, file, before);
     float *out = run_layout_on_host(s, layout, before, t, after);
-    CHECK(cov_op_check(s, layout, before, after).pass);
+    CHECK(cov_op_check(s, layout, 1, before, after).pass);
     return out;
 }
 
