@@ -308,8 +308,13 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     const int format = format_index((struct conv_format){d, l, OUTPUT_VALUES});
     const struct op_source src = {op, s, NULL, c->opts->seed, NULL};
     struct op_buffers ob;
-    op_buffers_create(&ob, &src, format, false,
-                      op_sets_for(op, s, format, &bench->session->gpu), bench->session->stream);
+    if (!op_buffers_create(&ob, &src, format, false,
+                           op_sets_for(op, s, format, &bench->session->gpu),
+                           bench->session->stream)) {
+        op_buffers_free(&ob);
+        row->skipped = "its inputs could not be drawn";
+        return;
+    }
     struct gpu_buffers buf = gpu_buffers_of(&ob, s, d, l);
     struct cudnn_check_context cc = {c, d};
     size_t free_bytes, total_bytes;
