@@ -24,7 +24,6 @@ static void copy_input(const struct conv_args *a)
 static const struct conv_variant variants[] = {
     {.name = "leaky",
      .what = "cudaMalloc in setup, no teardown",
-     .dtype = DTYPE_FP32,
      .setup = setup_and_leak,
      .run = copy_input},
 };

@@ -118,7 +118,8 @@ static const char *unsupported(const struct op_run *r, const struct op_variant *
         if (why)
             return why;
     }
-    return v->unsupported ? v->unsupported(&r->opts.shape) : NULL;
+    const char *why = r->op->unsupported ? r->op->unsupported(&r->opts.shape) : NULL;
+    return why || !v->unsupported ? why : v->unsupported(&r->opts.shape);
 }
 
 static const char *blocker(const struct op_run *r, const struct op_variant *v, char *reason,

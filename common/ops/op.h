@@ -230,6 +230,9 @@ struct op {
     /* NULL when the op is defined for this shape and these flags, else one line saying
      * why not (naming the flag when a flag is at fault). */
     const char *(*shape_problem)(const struct conv_shape *s, const double *param);
+    /* Optional: NULL when the variants can run this shape, else why none of them can
+     * (a lesson of single-channel kernels); shown as each variant's own unsupported. */
+    const char *(*unsupported)(const struct conv_shape *s);
     /* Optional, a sequence (lesson 11's video): a run is frames(s) calls of the variant's
      * run in order, op_args.frame = 0, 1, ...; the written tensors and the scratch are
      * kept between frames, and every frame is checked. A timed pass runs frame 0

@@ -17,17 +17,14 @@
 static const struct conv_variant variants[] = {
     {.name = "plain",
      .what = "textbook 7-deep loop nest, bounds check in the innermost loop, 1 thread",
-     .dtype = DTYPE_FP32,
      .run = conv_plain,
      .max_gflop = PLAIN_MAX_GFLOP},
     {.name = "reordered",
      .what = "row-at-a-time loop order, branch-free inner loop that gcc vectorises, 1 thread",
-     .dtype = DTYPE_FP32,
      .run = conv_reordered,
      .max_gflop = REORDERED_MAX_GFLOP},
     {.name = "openmp",
      .what = "the reordered kernel on all cores, OpenMP over (image, row block, channel)",
-     .dtype = DTYPE_FP32,
      .run = conv_openmp,
      .parallel = true},
 };

@@ -24,29 +24,22 @@ static void run_uncoalesced(const struct conv_args *a)
 static const struct conv_variant variants[] = {
     {.name = "block16x16",
      .what = "one thread per output, 16x16 blocks (the seed's naive kernel)",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .run = run_block16x16},
     {.name = "block32x8",
      .what = "the same kernel, 32x8 blocks: each warp covers one full 128-byte row",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .run = run_block32x8},
     {.name = "block32x32",
      .what = "the same kernel, 32x32 blocks: 1024 threads per block",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .run = run_block32x32},
     {.name = "uncoalesced",
      .what = "32x8 blocks with threadIdx.x walking down columns: 32 rows per warp",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .run = run_uncoalesced},
 };
 
 static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
+    .unsupported = single_channel_only,
     .image_variant = "block32x8",
 };
 

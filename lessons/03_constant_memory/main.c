@@ -7,14 +7,10 @@
 static const struct conv_variant variants[] = {
     {.name = "const_runtime",
      .what = "lesson 02's 32x8 kernel with the filter in __constant__ memory",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .setup = setup_const_runtime,
      .run = launch_conv2d_const},
     {.name = "const_unrolled",
      .what = "the same with a compile-time radius (ksize 1..15) so both loops unroll",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .setup = setup_const_unrolled,
      .run = launch_conv2d_const_unrolled},
 };
@@ -22,6 +18,7 @@ static const struct conv_variant variants[] = {
 static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
+    .unsupported = single_channel_only,
     .image_variant = "const_unrolled",
 };
 

@@ -8,20 +8,14 @@
 static const struct conv_variant variants[] = {
     {.name = "tile_in",
      .what = "32x32 blocks = input tile: each thread loads one pixel, halo threads idle",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .setup = setup_tile_in,
      .run = launch_conv2d_tile_in},
     {.name = "tile_out",
      .what = "32x8 blocks = output tile: tile + halo loaded cooperatively in passes",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .setup = setup_tile_out,
      .run = launch_conv2d_tile_out},
     {.name = "tile_cached_halo",
      .what = "32x8 interior in shared memory, halo read through L1/L2 (the seed's kernel)",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .setup = setup_tile_cached_halo,
      .run = launch_conv2d_tile_cached_halo},
 };
@@ -29,6 +23,7 @@ static const struct conv_variant variants[] = {
 static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
+    .unsupported = single_channel_only,
     .image_variant = "tile_out",
 };
 

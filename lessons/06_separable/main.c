@@ -20,8 +20,6 @@ static const struct conv_variant variants[] = {
     {.name = "two_pass",
      .what = "row pass into an intermediate image, then a column pass: 2k FMAs per output, "
              "one more trip through DRAM",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .scratch_bytes = two_pass_scratch_bytes,
      .setup = setup_two_pass,
      .run = launch_two_pass,
@@ -29,8 +27,6 @@ static const struct conv_variant variants[] = {
     {.name = "fused_smem",
      .what = "one kernel: a 128x64 tile's row pass, halo rows included, in shared memory, "
              "then its column pass",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .scratch_bytes = fused_scratch_bytes,
      .setup = setup_fused_smem,
      .run = launch_fused_smem,
@@ -38,8 +34,6 @@ static const struct conv_variant variants[] = {
     {.name = "fused_registers",
      .what = "one kernel, no shared memory: each thread's row pass in registers, halo rows "
              "recomputed",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .scratch_bytes = fused_scratch_bytes,
      .setup = setup_fused_registers,
      .run = launch_fused_registers,
@@ -47,8 +41,6 @@ static const struct conv_variant variants[] = {
     {.name = "full_2d",
      .what =
          "lesson 05's best 2-D kernel (strip_ring8) on the same k x k taps: k^2 FMAs per output",
-     .dtype = DTYPE_FP32,
-     .unsupported = single_channel_only,
      .setup = setup_ring_window,
      .run = launch_strip_ring8},
 };
@@ -56,6 +48,7 @@ static const struct conv_variant variants[] = {
 static const struct conv_spec conv = {
     .variants = variants,
     .variant_count = sizeof variants / sizeof variants[0],
+    .unsupported = single_channel_only,
     .image_variant = "fused_smem",
     .separable_weights = true,
     .check_weights = check_separable,

@@ -569,6 +569,7 @@ const struct op *conv_op(const struct conv_spec *spec)
     c->op = (struct op){.context = c,
                         .variants = c->variants,
                         .variant_count = count,
+                        .unsupported = spec->unsupported,
                         .layout_names = c->layout_names,
                         .tensors = tensors,
                         .draw = draw,

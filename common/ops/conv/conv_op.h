@@ -22,7 +22,7 @@ extern "C" {
 struct conv_variant {
     const char *name; /* short, for --variant and the CSV */
     const char *what; /* one line for --help */
-    enum dtype dtype;
+    enum dtype dtype;   /* zero: fp32 */
     enum layout layout; /* zero: NCHW */
     /* NULL when the variant handles this shape, else why not (shown in the table). */
     const char *(*unsupported)(const struct conv_shape *s);
@@ -65,6 +65,9 @@ struct conv_spec {
     int variant_count;
     bool cpu;                  /* the variants run on the host (lesson 01) */
     const char *image_variant; /* the variant image and .npy modes apply */
+    /* Optional: NULL when the lesson's variants handle this shape, else why none does
+     * (single_channel_only); a variant's own unsupported adds its limits. */
+    const char *(*unsupported)(const struct conv_shape *s);
     /* Random weights are drawn as outer products of two random vectors (rank 1),
      * for lessons that need separable filters. */
     bool separable_weights;
