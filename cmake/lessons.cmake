@@ -1,7 +1,8 @@
 # add_lesson(<folder> [CPU] [MULTICHANNEL] SOURCES <files>... [CASES "<name>=<flags>"...]
-#            [SANITIZE_ARGS <flags>...])
+#            [SANITIZE_ARGS <flags>...] [EMULATE_ARGS <flags>...]
+#            [EMULATE_SKIPS "<model>:<variant>=<reason>"...])
 # add_lesson(<folder> OP SOURCES <files>... CASES ... [CPU_VARIANTS <names>...]
-#            [SANITIZE_ARGS <flags>...] [BAD_CASES "<name>=<flags>"...])
+#            [SANITIZE_ARGS <flags>...] [BAD_CASES "<name>=<flags>"...] [EMULATE_...])
 #
 # Builds a lesson's executable (bin/<folder>) and registers its checks with ctest:
 #   <folder>.<case>        every variant on an awkward size, checked against gold
@@ -11,6 +12,11 @@
 #   <folder>.memcheck ...  compute-sanitizer memcheck, racecheck and synccheck at a
 #                          small size (label sanitize), for GPU lessons; with
 #                          SANITIZE_ARGS also <folder>.memcheck.own ... on those flags
+#   <folder>.emulate.<model>  the lesson under a T4's, an A100's and an RTX 4090's
+#                          limits (CONV_EMULATE_GPU; label gpu) on EMULATE_ARGS (else the
+#                          sanitizers' problem): exactly the EMULATE_SKIPS of that model
+#                          are skipped with their reason ("*" for the whole run), every
+#                          other variant passes
 # MULTICHANNEL lessons also get batched multi-channel cases; CASES adds a lesson's own
 # awkward sizes, run like the others. An OP lesson (its problem is not the convolution,
 # common/ops/op.h) gets only its own CASES, each run with every variant (label gpu) and
@@ -91,8 +97,27 @@ function(_conv_add_sanitizers target suffix)
   endif()
 endfunction()
 
+# The GPU models the emulation tests impose, and the lesson's expected skips on each.
+set(CONV_EMULATED_MODELS t4 a100 rtx4090)
+function(_conv_add_emulation target skips)
+  foreach(model IN LISTS CONV_EMULATED_MODELS)
+    set(expected "")
+    foreach(entry IN LISTS skips)
+      if(entry MATCHES "^${model}:(.*)$")
+        list(APPEND expected "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+    string(REPLACE ";" "\\;" expected "${expected}")
+    add_test(NAME ${target}.emulate.${model}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_emulated.sh ${model} "${expected}"
+              $<TARGET_FILE:${target}> ${ARGN})
+    set_tests_properties(${target}.emulate.${model} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  endforeach()
+endfunction()
+
 function(_conv_add_op_lesson target)
-  cmake_parse_arguments(L "" "" "CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES" ${ARGN})
+  cmake_parse_arguments(L "" ""
+    "CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES;EMULATE_ARGS;EMULATE_SKIPS" ${ARGN})
   _conv_add_cases(${target} gpu "" ${L_CASES})
   foreach(variant IN LISTS L_CPU_VARIANTS)
     foreach(entry IN LISTS L_CASES)
@@ -106,11 +131,16 @@ function(_conv_add_op_lesson target)
   endforeach()
   _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES} ${L_BAD_CASES})
   _conv_add_sanitizers(${target} "" ${L_SANITIZE_ARGS})
+  if(L_EMULATE_ARGS)
+    _conv_add_emulation(${target} "${L_EMULATE_SKIPS}" ${L_EMULATE_ARGS})
+  else()
+    _conv_add_emulation(${target} "${L_EMULATE_SKIPS}" ${L_SANITIZE_ARGS})
+  endif()
 endfunction()
 
 function(add_lesson target)
   cmake_parse_arguments(L "CPU;MULTICHANNEL;OP" ""
-    "SOURCES;CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES" ${ARGN})
+    "SOURCES;CASES;CPU_VARIANTS;SANITIZE_ARGS;BAD_CASES;EMULATE_ARGS;EMULATE_SKIPS" ${ARGN})
   # The kernels (.cu) compile apart, seeing only common/device/, the convolution's
   # kernel ABI (conv_kernel) and the lesson's own folder: nothing of the harness.
   set(host_sources ${L_SOURCES})
@@ -127,7 +157,8 @@ function(add_lesson target)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
   if(L_OP)
     _conv_add_op_lesson(${target} CASES ${L_CASES} CPU_VARIANTS ${L_CPU_VARIANTS}
-      SANITIZE_ARGS ${L_SANITIZE_ARGS} BAD_CASES ${L_BAD_CASES})
+      SANITIZE_ARGS ${L_SANITIZE_ARGS} BAD_CASES ${L_BAD_CASES}
+      EMULATE_ARGS ${L_EMULATE_ARGS} EMULATE_SKIPS ${L_EMULATE_SKIPS})
     return()
   endif()
 
@@ -151,10 +182,15 @@ function(add_lesson target)
 
   if(NOT L_CPU)
     if(L_MULTICHANNEL)
-      _conv_add_sanitizers(${target} "" ${CONV_SANITIZE_MULTICHANNEL_ARGS})
+      set(small ${CONV_SANITIZE_MULTICHANNEL_ARGS})
     else()
-      _conv_add_sanitizers(${target} "" ${CONV_SANITIZE_ARGS})
+      set(small ${CONV_SANITIZE_ARGS})
     endif()
+    _conv_add_sanitizers(${target} "" ${small})
+    if(L_EMULATE_ARGS)
+      set(small ${L_EMULATE_ARGS})
+    endif()
+    _conv_add_emulation(${target} "${L_EMULATE_SKIPS}" ${small})
     if(L_SANITIZE_ARGS) # a path of the lesson's that the shared problem does not reach
       _conv_add_sanitizers(${target} ".own" ${L_SANITIZE_ARGS})
     endif()

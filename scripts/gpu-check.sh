@@ -3,13 +3,17 @@
 #   test    build for this GPU's own architecture (CMake detects it), then the full
 #           ctest suite: CPU and GPU tests, compute-sanitizer memcheck (with leak
 #           checking), racecheck and synccheck on every GPU lesson at small sizes
+#   ptx     builds for 75-virtual and 80-virtual (PTX only: the driver compiles it for
+#           this GPU at load, so the T4's and the A100's code paths run here) and runs
+#           the GPU tests on each, the emulation tests left out (their expectations are
+#           the normal build's)
 #   bench   the full benchmark sweep (scripts/bench.sh --full); LESSONS="0[1-4]_*"
 #           limits it to some lessons, for machines that cap one command's time
 #   extras  PyTorch's rows (scripts/pytorch_rows.py, and scripts/pytorch_covariance.py
 #           for lesson 10), the cross-lesson agreement of the cuDNN rows
 #           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, what the
 #           timing protocol adds to a kernel (launch_floor), the plots
-# No stage: all three, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
+# No stage: all four, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
 # frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
 # build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
@@ -22,7 +26,7 @@ csv=$work/bench.csv
 mkdir -p "$out" "$work"
 summary=$out/summary.txt
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || { stages=(test bench extras); rm -f "$csv" "$work/frames.csv" "$work/11_sweep.csv"; }
+[ ${#stages[@]} -gt 0 ] || { stages=(test ptx bench extras); rm -f "$csv" "$work/frames.csv" "$work/11_sweep.csv"; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "gpu-check: no GPU here (nvidia-smi lists none); run it on a GPU machine" | tee -a "$summary"
@@ -51,6 +55,17 @@ for stage in "${stages[@]}"; do
         step test make -C "$root" test
         grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/test.log" | tail -n 40 \
             | tee -a "$summary" ;;
+    ptx)
+        # The JIT's cache keeps each kernel compiled once for all the tests' processes.
+        export CUDA_CACHE_MAXSIZE=4294967296
+        for arch in 75 80; do
+            step "ptx$arch-build" make -C "$root" build BUILD="build-ptx$arch" \
+                ARCH="$arch-virtual"
+            step "ptx$arch-test" ctest --test-dir "$root/build-ptx$arch" -L gpu -E "\.emulate\." \
+                --output-on-failure -j "$(nproc)"
+            grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ptx$arch-test.log" \
+                | tail -n 40 | tee -a "$summary"
+        done ;;
     bench)
         step "bench${LESSONS:+-part}" "$root/scripts/bench.sh" --full "$root/build" "$work"
         grep -hE "^(==|skipped)|FAIL|warning" "$out"/bench*.log | tail -n 80 >>"$summary" ;;
@@ -82,7 +97,7 @@ for stage in "${stages[@]}"; do
         [ -s "$work/frames.csv" ] &&
             step plot_frames "$py" "$root/plots/plot_frames.py" "$work/frames.csv" --out "$work/img"
         [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img ;;
-    *) echo "gpu-check: unknown stage '$stage' (test, bench, extras)"; exit 2 ;;
+    *) echo "gpu-check: unknown stage '$stage' (test, ptx, bench, extras)"; exit 2 ;;
     esac
 done
 cp "$csv" "$out/bench.csv" 2>/dev/null

@@ -151,10 +151,14 @@ static void roofline_units(void)
     CHECK(unit_of(DTYPE_BF16) == UNIT_FP16_TC && unit_of(DTYPE_BINARY) == UNIT_BINARY_TC);
     CHECK(unit_work_factor(DTYPE_3XTF32) == 3 && unit_work_factor(DTYPE_TF32) == 1);
     /* H100/H200: 132 SMs at 1.98 GHz: 66.9 FP32, 535 TF32, 1070 FP16 TFLOP/s */
-    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 9, 0) == 16 * fp32_lanes_per_sm(9, 0));
-    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 9, 0) == 4096);
-    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 8, 0) == 2048);
-    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 7, 5) == 0); /* Turing has no TF32 */
+    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 9, 0, false) == 16 * fp32_lanes_per_sm(9, 0));
+    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 9, 0, false) == 4096);
+    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 8, 0, false) == 2048);
+    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 7, 5, false) == 0); /* Turing has no TF32 */
+    /* GeForce: fp32 accumulation at half rate (an RTX 4090: 512, not 1024, per SM). */
+    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 8, 9, true) == 512);
+    CHECK(tensor_flops_per_clock(UNIT_FP16_TC, 8, 9, false) == 1024);
+    CHECK(tensor_flops_per_clock(UNIT_TF32_TC, 8, 6, true) == 256);
     struct roofline no_peak = {1e9, 1e15, 1000, 0};         /* unknown peak: memory roof only */
     CHECK(fabs(roofline_time_ms(&no_peak) - 1.0) < 1e-12 && roofline_memory_bound(&no_peak));
 }

@@ -110,22 +110,29 @@ static const char *over_limit(const struct op_run *r, const struct op_variant *v
     return reason;
 }
 
-/* Why the variant cannot run this problem (on this GPU, once it is open), or NULL. */
-static const char *unsupported(const struct op_run *r, const struct op_variant *v)
+/* Why the variant cannot run on this GPU (once it is open) and this build, or NULL. */
+static const char *unsupported_gpu(const struct op_run *r, const struct op_variant *v,
+                                   char *reason, size_t size)
 {
-    if (r->session.have_gpu && !v->cpu && v->unsupported_gpu) {
-        const char *why = v->unsupported_gpu(&r->session.gpu);
-        if (why)
-            return why;
-    }
-    const char *why = r->op->unsupported ? r->op->unsupported(&r->opts.shape) : NULL;
+    if (!r->session.have_gpu || v->cpu)
+        return NULL;
+    return gpu_needs_unmet(&v->needs, &r->session.gpu, &r->opts.shape, reason, size);
+}
+
+/* Why the variant cannot run this problem (on this GPU, once it is open), or NULL. */
+static const char *unsupported(const struct op_run *r, const struct op_variant *v, char *reason,
+                               size_t size)
+{
+    const char *why = unsupported_gpu(r, v, reason, size);
+    if (!why && r->op->unsupported)
+        why = r->op->unsupported(&r->opts.shape);
     return why || !v->unsupported ? why : v->unsupported(&r->opts.shape);
 }
 
 static const char *blocker(const struct op_run *r, const struct op_variant *v, char *reason,
                            size_t size)
 {
-    const char *why = unsupported(r, v);
+    const char *why = unsupported(r, v, reason, size);
     return why || r->apply ? why : over_limit(r, v, reason, size);
 }
 
@@ -483,35 +490,44 @@ static bool any_cpu_variant(const struct op_run *r)
 }
 
 /* Something must be able to run: the variant --variant names or the run applies, or
- * one of the lesson's (a run with none is the library's rows alone). */
+ * one of the lesson's (a run with none is the library's rows alone). When what stops
+ * them is the GPU or the build for it, the run is skipped (EXIT_NO_GPU), else the
+ * problem is at fault (EXIT_USAGE). */
 static int check_variants_run(const struct op_run *r)
 {
-    char reason[200];
-    if (r->apply) {
-        if (r->op->variant_count == 0) {
-            print_error("%s has no kernel variant to apply to its data", r->lesson->name);
-            return EXIT_USAGE;
-        }
-        const struct op_variant *v = applied_variant(r);
-        const char *why = blocker(r, v, reason, sizeof reason);
-        if (why)
-            print_error("%s cannot run this problem: %s", v->name, why);
-        return why ? EXIT_USAGE : EXIT_PASS;
+    char reason[200], first[200] = "";
+    bool first_gpu = false;
+    if (r->apply && r->op->variant_count == 0) {
+        print_error("%s has no kernel variant to apply to its data", r->lesson->name);
+        return EXIT_USAGE;
     }
-    const char *first = NULL;
+    const struct op_variant *applied = r->apply ? applied_variant(r) : NULL;
     for (int i = 0; i < r->op->variant_count; i++) {
         const struct op_variant *v = &r->op->variants[i];
-        if (!selected(r, v))
+        if (applied ? v != applied : !selected(r, v))
             continue;
-        const char *why =
-            r->opts.variant ? blocker(r, v, reason, sizeof reason) : unsupported(r, v);
+        const char *gpu_why = unsupported_gpu(r, v, reason, sizeof reason);
+        const char *why = gpu_why                       ? gpu_why
+                          : r->apply || r->opts.variant ? blocker(r, v, reason, sizeof reason)
+                                                        : unsupported(r, v, reason, sizeof reason);
         if (!why)
             return EXIT_PASS;
-        first = first ? first : why;
+        if (!*first) {
+            snprintf(first, sizeof first, "%s", why);
+            first_gpu = gpu_why != NULL;
+        }
     }
-    if (!first)
+    if (!*first)
         return EXIT_PASS;
-    if (r->opts.variant)
+    const char *who = applied ? applied->name : r->opts.variant;
+    if (first_gpu) {
+        fprintf(stderr, "skipped: %s%s%s: %s\n", r->lesson->name, who ? " " : "", who ? who : "",
+                first);
+        return EXIT_NO_GPU;
+    }
+    if (applied)
+        print_error("%s cannot run this problem: %s", applied->name, first);
+    else if (r->opts.variant)
         print_error("--variant %s cannot run this problem: %s", r->opts.variant, first);
     else
         print_error("%s cannot run this problem: %s", r->lesson->name, first);
@@ -592,9 +608,9 @@ static int run(struct op_run *r)
                       r->lesson->min_compute_capability, r->opts.device);
     if (rc != EXIT_PASS)
         return rc;
-    /* Once more now that the GPU is known (a variant's unsupported_gpu): the variant a
-     * run applies would otherwise be launched on a GPU that cannot run it. */
-    if (r->apply && (rc = check_variants_run(r)) != EXIT_PASS)
+    /* Once more now that the GPU is known: what the variants need of it and of the
+     * build, so that no kernel is launched whose code this GPU cannot run. */
+    if ((rc = check_variants_run(r)) != EXIT_PASS)
         return rc;
     if ((rc = check_gpu_memory(r)) != EXIT_PASS)
         return rc;

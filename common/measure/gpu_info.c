@@ -35,6 +35,15 @@ int fp32_lanes_per_sm(int cc_major, int cc_minor)
     return 128;    /* sm_86/87/89, Hopper, Blackwell */
 }
 
+static void set_peaks(struct gpu_info *g)
+{
+    double sm_clocks = (double)g->sm_count * g->clock_khz * 1e3 / 1e9;
+    g->peak_gflops[UNIT_FP32_FMA] = sm_clocks * fp32_lanes_per_sm(g->cc_major, g->cc_minor) * 2;
+    for (int u = UNIT_TF32_TC; u < UNIT_COUNT; u++)
+        g->peak_gflops[u] = sm_clocks * tensor_flops_per_clock((enum compute_unit)u, g->cc_major,
+                                                               g->cc_minor, g->geforce);
+}
+
 bool binary_runs_jit(const char *architectures, int cc_major, int cc_minor)
 {
     /* CMake picks real machine code for these itself. */
@@ -73,12 +82,34 @@ void gpu_query(int id, struct gpu_info *g)
     CUDA_CHECK(cudaDeviceGetAttribute(&g->clock_khz, cudaDevAttrClockRate, id));
     CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, id));
     g->l2_bytes = (size_t)l2;
+    int smem_block = 0, smem_sm = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&smem_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, id));
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, id));
+    g->smem_per_block = (size_t)smem_block;
+    g->smem_per_sm = (size_t)smem_sm;
+    g->geforce = strstr(g->name, "GeForce") != NULL;
     CUDA_CHECK(cudaMemGetInfo(&g->free_bytes, &g->total_bytes));
-    double sm_clocks = (double)g->sm_count * g->clock_khz * 1e3 / 1e9;
-    g->peak_gflops[UNIT_FP32_FMA] = sm_clocks * fp32_lanes_per_sm(g->cc_major, g->cc_minor) * 2;
-    for (int u = UNIT_TF32_TC; u < UNIT_COUNT; u++)
-        g->peak_gflops[u] =
-            sm_clocks * tensor_flops_per_clock((enum compute_unit)u, g->cc_major, g->cc_minor);
+    g->code_cc = gpu_code_cc();
+    set_peaks(g);
+}
+
+void gpu_emulate(struct gpu_info *g, const struct gpu_model *m)
+{
+    char real[sizeof g->name];
+    memcpy(real, g->name, sizeof real);
+    /* A model's name is short: the GPU's keeps 200 characters. */
+    snprintf(g->name, sizeof g->name, "%.200s as %.40s", real, m->name);
+    g->cc_major = m->cc / 10;
+    g->cc_minor = m->cc % 10;
+    g->sm_count = m->sm_count;
+    g->clock_khz = m->boost_mhz * 1000;
+    g->smem_per_block = m->smem_per_block;
+    g->smem_per_sm = m->smem_per_sm;
+    g->l2_bytes = m->l2_bytes;
+    g->geforce = m->geforce;
+    g->emulated = m;
+    set_peaks(g);
 }
 
 void gpu_measure_copy_bandwidth(struct gpu_info *g)

@@ -24,23 +24,27 @@ double unit_work_factor(enum dtype d)
     return d == DTYPE_3XTF32 ? 3.0 : 1.0;
 }
 
-/* Per SM per clock, dense, 2 FLOPs per multiply-add:
+/* Per SM per clock, dense, 2 FLOPs per multiply-add, fp32 accumulation:
  *   sm_75 (T4):            FP16 1024
  *   sm_80 (A100):          TF32 1024, FP16/BF16 2048, binary 32768 (4992 TOPS)
- *   sm_86/87/89:           TF32 512, FP16/BF16 1024 (GeForce parts run fp32
- *                          accumulation at half this rate)
- *   sm_90 (H100, H200):    TF32 2048, FP16/BF16 4096; no datasheet rate for binary */
-int tensor_flops_per_clock(enum compute_unit u, int cc_major, int cc_minor)
+ *   sm_86/87/89 (A10, L4): TF32 512, FP16/BF16 1024
+ *   sm_90 (H100, H200):    TF32 2048, FP16/BF16 4096; no datasheet rate for binary
+ * GeForce cards (RTX 20/30/40) run fp16, bf16 and TF32 with fp32 accumulation at half
+ * these rates: an RTX 4090's 165 fp16 TFLOP/s, not 330. */
+int tensor_flops_per_clock(enum compute_unit u, int cc_major, int cc_minor, bool geforce)
 {
-    int cc = cc_major * 10 + cc_minor;
+    const int cc = cc_major * 10 + cc_minor;
+    const int half = geforce ? 2 : 1;
     switch (u) {
-    case UNIT_TF32_TC: return cc == 80 ? 1024 : cc >= 86 && cc <= 89 ? 512 : cc == 90 ? 2048 : 0;
+    case UNIT_TF32_TC:
+        return (cc == 80 ? 1024 : cc >= 86 && cc <= 89 ? 512 : cc == 90 ? 2048 : 0) / half;
     case UNIT_FP16_TC:
-        return cc == 75               ? 1024
-               : cc == 80             ? 2048
-               : cc >= 86 && cc <= 89 ? 1024
-               : cc == 90             ? 4096
-                                      : 0;
+        return (cc == 75               ? 1024
+                : cc == 80             ? 2048
+                : cc >= 86 && cc <= 89 ? 1024
+                : cc == 90             ? 4096
+                                       : 0) /
+               half;
     case UNIT_BINARY_TC: return cc == 80 ? 32768 : 0;
     default: return 0;
     }

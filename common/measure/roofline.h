@@ -28,10 +28,11 @@ enum compute_unit unit_of(enum dtype d);
 const char *unit_name(enum compute_unit u);
 /* Tensor-core operations per multiply-add of the problem: 3 for 3xtf32, else 1. */
 double unit_work_factor(enum dtype d);
-/* Dense FLOPs per clock per SM of a tensor-core unit, from the data-center parts'
- * datasheets (A100, H100); 0 where no rate is known (the roofline then has no
- * compute roof for that unit). */
-int tensor_flops_per_clock(enum compute_unit u, int cc_major, int cc_minor);
+/* Dense FLOPs per clock per SM of a tensor-core unit with fp32 accumulation (what
+ * every kernel of the course does), from NVIDIA's datasheets: the data-centre and
+ * workstation rate, halved for fp16, bf16 and TF32 on a GeForce card; 0 where no
+ * rate is known (the roofline then has no compute roof for that unit). */
+int tensor_flops_per_clock(enum compute_unit u, int cc_major, int cc_minor, bool geforce);
 
 double roofline_time_ms(const struct roofline *r);
 bool roofline_memory_bound(const struct roofline *r);

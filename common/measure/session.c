@@ -3,6 +3,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "build_info.h"
 #include "cuda_check.h"
@@ -13,6 +14,13 @@ int session_open(struct session *s, const char *lesson, bool gpu_needed, int min
 {
     s->lesson = lesson;
     s->have_gpu = false;
+    const char *emulate = getenv("CONV_EMULATE_GPU");
+    const struct gpu_model *emulated = emulate && *emulate ? gpu_model_find(emulate) : NULL;
+    if (emulate && *emulate && !emulated) {
+        print_error("CONV_EMULATE_GPU=%s: not a GPU model the harness knows (%s)", emulate,
+                    gpu_model_keys());
+        return EXIT_USAGE;
+    }
     const char *why = NULL;
     int count = gpu_count(&why);
     if (count == 0) {
@@ -29,6 +37,14 @@ int session_open(struct session *s, const char *lesson, bool gpu_needed, int min
         return EXIT_USAGE;
     }
     gpu_query(device, &s->gpu);
+    if (gpu_needed && s->gpu.code_cc == 0) {
+        print_error("this build holds no code %s (sm_%d%d) can run: it was built for sm_%s "
+                    "(rebuild: make ARCH=%d%d)", s->gpu.name, s->gpu.cc_major, s->gpu.cc_minor,
+                    build_cuda_architectures, s->gpu.cc_major, s->gpu.cc_minor);
+        return EXIT_USAGE;
+    }
+    if (emulated)
+        gpu_emulate(&s->gpu, emulated);
     int cc = s->gpu.cc_major * 10 + s->gpu.cc_minor;
     if (gpu_needed && cc < min_cc) {
         fprintf(stderr, "skipped: %s needs compute capability %d.%d; %s is %d.%d\n", lesson,
@@ -64,11 +80,16 @@ void session_print_header(const struct session *s, bool cpu_rows)
         for (int u = UNIT_TF32_TC; u < UNIT_COUNT; u++)
             if (peak[u] > 0)
                 printf(", %s %.0f", unit_name((enum compute_unit)u), peak[u] / 1e3);
+        if (g->geforce)
+            printf(" (GeForce: tensor cores at half rate with fp32 accumulation)");
     } else {
         printf("no GPU (%s): GPU rows skipped", s->no_gpu_reason);
     }
     printf("\n");
-    if (s->have_gpu &&
+    if (s->have_gpu && s->gpu.emulated)
+        printf("emulating: %s's limits and peaks (CONV_EMULATE_GPU=%s); the kernels and their "
+               "times are this GPU's\n", s->gpu.emulated->name, s->gpu.emulated->key);
+    if (s->have_gpu && !s->gpu.emulated &&
         binary_runs_jit(build_cuda_architectures, s->gpu.cc_major, s->gpu.cc_minor))
         printf("warning: built for sm_%s, not for this GPU's sm_%d%d: running JIT-compiled PTX, "
                "so the numbers are not representative (rebuild: cmake -S . -B build)\n",

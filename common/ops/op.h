@@ -21,7 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include "conv_problem.h"
-#include "gpu_info.h"
+#include "gpu_needs.h"
 #include "options.h"
 #include "report.h"
 #include "tensor_format.h"
@@ -151,9 +151,10 @@ struct op_variant {
     bool parallel;
     /* NULL when the variant handles this shape, else why not (shown in the table). */
     const char *(*unsupported)(const struct conv_shape *s);
-    /* Optional, GPU variants: NULL when the variant runs on this GPU, else why not (an
-     * instruction only some architectures have); shown in the table, not a failure. */
-    const char *(*unsupported_gpu)(const struct gpu_info *gpu);
+    /* GPU variants: what it needs of the GPU and the build beyond the lesson's minimum
+     * compute capability (zero: nothing); one that cannot run is skipped with the
+     * reason, not a failure. */
+    struct gpu_needs needs;
     /* Optional: working memory the harness allocates before setup and frees after
      * teardown. setup and teardown are optional and untimed. */
     size_t (*scratch_bytes)(const struct op_variant *v, const struct conv_shape *s,

@@ -203,9 +203,26 @@ template <typename Op, typename T> static void launch_tiling(const struct conv_a
     }
 }
 
+/* Narrow blocks for layers of at most 64 output channels, wide ones above. */
+static bool narrow(const struct conv_shape *s)
+{
+    return s->cout <= narrow_tiling::BN;
+}
+
+extern "C" size_t mma_smem_bytes(const struct conv_shape *s)
+{
+    return narrow(s) ? narrow_tiling::SMEM_BYTES : wide_tiling::SMEM_BYTES;
+}
+
+extern "C" size_t mma_3xtf32_smem_bytes(const struct conv_shape *s)
+{
+    (void)s;
+    return split_tiling::SMEM_BYTES;
+}
+
 template <typename Op> static void launch(const struct conv_args *a)
 {
-    if (a->shape.cout <= narrow_tiling::BN)
+    if (narrow(&a->shape))
         launch_tiling<Op, narrow_tiling>(a);
     else
         launch_tiling<Op, wide_tiling>(a);

@@ -580,12 +580,12 @@ template <typename Op> static void launch(const struct conv_args *a)
         launch_tma<Op, 128>(a);
 }
 
-extern "C" bool wgmma_built(void)
+extern "C" int wgmma_code_cc(void)
 {
 #ifdef CONV_WGMMA_BUILT
-    return true;
+    return 90;
 #else
-    return false;
+    return 0;
 #endif
 }
 

@@ -4,7 +4,7 @@
 #ifndef KERNELS_H
 #define KERNELS_H
 
-#include <stdbool.h>
+#include <stddef.h>
 
 #include "conv_args.h"
 
@@ -16,7 +16,9 @@ extern "C" {
 void launch_conv2d_wmma_fp16(const struct conv_args *a);
 
 /* mma.sync with ldmatrix from swizzled tiles and a cp.async ring (2_mma.cu), on
- * fp16, bf16, fp32 in TF32, and fp32 in 3xTF32. */
+ * fp16, bf16, fp32 in TF32, and fp32 in 3xTF32; their shared memory per block. */
+size_t mma_smem_bytes(const struct conv_shape *s);
+size_t mma_3xtf32_smem_bytes(const struct conv_shape *s);
 void launch_conv2d_mma_fp16(const struct conv_args *a);
 void launch_conv2d_mma_bf16(const struct conv_args *a);
 void launch_conv2d_mma_tf32(const struct conv_args *a);
@@ -24,8 +26,8 @@ void launch_conv2d_3xtf32(const struct conv_args *a);
 
 /* Hopper's warpgroup MMA from shared-memory descriptors, fed by TMA loads in a
  * warp-specialised pipeline (3_wgmma.cu); it runs on a 9.0 GPU where the build has
- * sm_90a code, which wgmma_built() tells. */
-bool wgmma_built(void);
+ * sm_90a code: wgmma_code_cc() is 90 then, else 0. */
+int wgmma_code_cc(void);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
 

@@ -14,16 +14,8 @@
 #include "kernels.h"
 #include "lesson.h"
 
-/* wgmma exists only in sm_90a code, which runs on 9.0 GPUs alone. */
-static const char *wgmma_unsupported(const struct gpu_info *gpu)
-{
-    if (!wgmma_built())
-        return "built without sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90)";
-    if (gpu->cc_major == 9 && gpu->cc_minor == 0)
-        return NULL;
-    return "wgmma needs compute capability 9.0 (Hopper)";
-}
-
+/* mma.sync's m16n8k16 (fp16, bf16) and m16n8k8 (TF32) and cp.async need sm_80; wgmma
+ * is sm_90a code, which runs on a 9.0 GPU alone. */
 static const struct conv_variant variants[] = {
     {.name = "wmma_fp16",
      .what = "WMMA 16x16x16 fragments, 64x64 block tiles, one unswizzled tile at a time",
@@ -35,34 +27,38 @@ static const struct conv_variant variants[] = {
              "warp tiles",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
+     .needs = {.cc = 80, .smem_bytes = mma_smem_bytes},
      .run = launch_conv2d_mma_fp16},
     {.name = "mma_bf16",
      .what = "the same kernel on bf16 (fp32's exponent range, 7 stored mantissa bits)",
      .dtype = DTYPE_BF16,
      .layout = LAYOUT_NHWC,
+     .needs = {.cc = 80, .smem_bytes = mma_smem_bytes},
      .run = launch_conv2d_mma_bf16},
     {.name = "mma_tf32",
      .what = "the same kernel on fp32 data, m16n8k8 in TF32 (PyTorch's default)",
      .dtype = DTYPE_TF32,
      .layout = LAYOUT_NHWC,
+     .needs = {.cc = 80, .smem_bytes = mma_smem_bytes},
      .run = launch_conv2d_mma_tf32},
     {.name = "wgmma_fp16",
      .what = "Hopper's wgmma, warp-specialised: a TMA producer, 2 consumer warpgroups, "
              "128x256 tiles (128x128 below 256 output channels)",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
-     .unsupported_gpu = wgmma_unsupported,
+     .needs = {.cc = 90, .arch_specific = true, .code_cc = wgmma_code_cc},
      .run = launch_conv2d_wgmma_fp16},
     {.name = "wgmma_bf16",
      .what = "the same on bf16",
      .dtype = DTYPE_BF16,
      .layout = LAYOUT_NHWC,
-     .unsupported_gpu = wgmma_unsupported,
+     .needs = {.cc = 90, .arch_specific = true, .code_cc = wgmma_code_cc},
      .run = launch_conv2d_wgmma_bf16},
     {.name = "3xtf32",
      .what = "fp32 accuracy on tensor cores: operands split big + small, three TF32 mma",
      .dtype = DTYPE_3XTF32,
      .layout = LAYOUT_NHWC,
+     .needs = {.cc = 80, .smem_bytes = mma_3xtf32_smem_bytes},
      .run = launch_conv2d_3xtf32},
 };
 
@@ -89,7 +85,7 @@ int main(int argc, char **argv)
         .name = "08_tensor_cores",
         .title = "convolution on tensor cores: WMMA, mma.sync, TF32 and 3xTF32",
         .default_preset = "unet-512x512",
-        .min_compute_capability = 80,
+        .min_compute_capability = 75,
         .op = conv_op(&conv),
     };
     return lesson_main(&lesson, argc, argv);

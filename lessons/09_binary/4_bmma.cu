@@ -120,13 +120,10 @@ template <typename Op> struct fp32_values {
     }
 };
 
-/* A build without sm_80+ code runs on a newer GPU as JIT-compiled compute_75 PTX, in
- * which the instruction is a trap: the version the kernel's code was built for tells. */
-extern "C" int bmma_code_version(void)
+/* At most: the table of bases in shared memory whenever the shape allows it. */
+extern "C" size_t bmma_smem_per_block(const struct conv_shape *s)
 {
-    struct cudaFuncAttributes attr;
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, conv2d_bmma<bmma_and, fp32_values, true>));
-    return attr.ptxVersion;
+    return bmma_smem_bytes(s, NULL);
 }
 
 extern "C" size_t bmma_scratch_bytes(const struct conv_shape *s)

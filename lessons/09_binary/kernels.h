@@ -27,9 +27,8 @@ void launch_conv2d_packed_xnor(const struct conv_args *a);
 /* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (4_bmma.cu).
  * setup counts each op's base per window class and output channel into scratch (the
  * border correction). */
-/* The compute capability (x10) the bmma kernels' code was built for: 80 and above
- * hold the instruction. */
-int bmma_code_version(void);
+/* Their shared memory per block at most (the table of bases in it where it fits). */
+size_t bmma_smem_per_block(const struct conv_shape *s);
 size_t bmma_scratch_bytes(const struct conv_shape *s);
 void setup_conv2d_bmma_and(const struct conv_args *a);
 void setup_conv2d_bmma_xor(const struct conv_args *a);

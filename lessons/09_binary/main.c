@@ -35,17 +35,8 @@ static const char *bmma_shape_unsupported(const struct conv_shape *s)
     return channels_fit_grid(s);
 }
 
-/* Bit tensor cores of m16n8k256 with .and.popc: sm_80 on, in the GPU and in the build. */
-static const char *bmma_unsupported(const struct gpu_info *gpu)
-{
-    if (gpu->cc_major * 10 + gpu->cc_minor < 80)
-        return "needs compute capability 8.0 (b1 mma.m16n8k256, .and.popc); sm_75 has only "
-               "m8n8k128 .xor.popc";
-    if (bmma_code_version() < 80)
-        return "built without sm_80+ code (CMAKE_CUDA_ARCHITECTURES below 80)";
-    return NULL;
-}
-
+/* The bit tensor cores' m16n8k256 with .and.popc needs sm_80 (sm_75 has only m8n8k128
+ * with .xor.popc). */
 static const struct conv_variant variants[] = {
     {.name = "float_sign",
      .what = "lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias: no packing",
@@ -71,7 +62,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
      .unsupported = bmma_shape_unsupported,
-     .unsupported_gpu = bmma_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_and,
      .run = launch_conv2d_bmma_and},
@@ -80,7 +71,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
      .unsupported = bmma_shape_unsupported,
-     .unsupported_gpu = bmma_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_xor,
      .run = launch_conv2d_bmma_xor},
@@ -91,7 +82,7 @@ static const struct conv_variant variants[] = {
      .layout = LAYOUT_BITS,
      .output = OUTPUT_SIGN_BITS,
      .unsupported = bmma_shape_unsupported,
-     .unsupported_gpu = bmma_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_and,
      .run = launch_conv2d_bmma_fused},
@@ -100,7 +91,7 @@ static const struct conv_variant variants[] = {
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_NHWC,
      .unsupported = bmma_shape_unsupported,
-     .unsupported_gpu = bmma_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
      .scratch_bytes = pack_bmma_scratch_bytes,
      .setup = setup_conv2d_pack_bmma_and,
      .run = launch_conv2d_pack_bmma_and},

@@ -48,6 +48,15 @@ extern "C" size_t dense_state_bytes(const struct delta_args *a)
     return delta_state_layout(DELTA_DENSE, a->h, a->w, a->c, a->ksize, a->tile).bytes;
 }
 
+/* Every variant computes its units through conv_unit: the shared memory per block of
+ * each of them, for the harness to check against the GPU's before a launch. */
+extern "C" size_t delta_smem_bytes(int ksize)
+{
+    size_t bytes = 0;
+    with_ksize(ksize, [&](auto k) { bytes = unit_tile<decltype(k)::value>::SMEM_BYTES; });
+    return bytes;
+}
+
 extern "C" void launch_delta_dense(const struct delta_args *a)
 {
     if (a->frame_index == 0)

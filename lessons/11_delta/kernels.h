@@ -32,6 +32,10 @@ struct delta_args {
     int tile;        /* side of a tile in pixels, a multiple of DELTA_UNIT */
 };
 
+/* The shared memory per block of every variant's units (106,624 bytes at 7x7: above
+ * what an RTX 30/40 allows). */
+size_t delta_smem_bytes(int ksize);
+
 /* 1_dense.cu: the layer recomputed on every frame, one block per 8x8-pixel unit and 64
  * output channels; its state is the arranged weights. */
 size_t dense_state_bytes(const struct delta_args *a);

@@ -50,17 +50,23 @@ VARIANT(tile_mask, launch_delta_tile_mask)
 VARIANT(delta_update, launch_delta_update)
 VARIANT(delta_compact, launch_delta_compact)
 
+static size_t smem_bytes(const struct conv_shape *s)
+{
+    return delta_smem_bytes(s->ksize);
+}
+
 static const struct op_variant variants[] = {
     {.name = "dense", .what = "the layer recomputed on every frame (NHWC, 8x8 pixels x 64 channels a block)",
-     .run = run_dense, .scratch_bytes = state_dense, .kind = DELTA_KIND_DENSE},
+     .run = run_dense, .scratch_bytes = state_dense, .needs = {.smem_bytes = smem_bytes},
+     .kind = DELTA_KIND_DENSE},
     {.name = "tile_mask", .what = "output tiles no changed input tile reaches are skipped; the rest recomputed",
-     .run = run_tile_mask, .scratch_bytes = state_tile_mask,
+     .run = run_tile_mask, .scratch_bytes = state_tile_mask, .needs = {.smem_bytes = smem_bytes},
      .work_share = delta_op_recomputed_share, .kind = DELTA_KIND_RECOMPUTE},
     {.name = "delta_update", .what = "conv of the change added to the previous output (linearity)",
-     .run = run_delta_update, .scratch_bytes = state_delta_update,
+     .run = run_delta_update, .scratch_bytes = state_delta_update, .needs = {.smem_bytes = smem_bytes},
      .work_share = delta_op_recomputed_share, .kind = DELTA_KIND_ACCUMULATE},
     {.name = "delta_compact", .what = "the reached tiles listed; one launch walks the list",
-     .run = run_delta_compact, .scratch_bytes = state_delta_compact,
+     .run = run_delta_compact, .scratch_bytes = state_delta_compact, .needs = {.smem_bytes = smem_bytes},
      .work_share = delta_op_recomputed_share, .kind = DELTA_KIND_ACCUMULATE},
 };
 

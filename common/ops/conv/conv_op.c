@@ -305,6 +305,10 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     const struct conv_shape *s = &c->host.shape;
     const enum dtype d = b->dtype;
     const enum layout l = (enum layout)b->id;
+    if ((d == DTYPE_BF16 || d == DTYPE_TF32) && bench->session->gpu.cc_major < 8) {
+        row->skipped = "bf16 and TF32 tensor cores need compute capability 8.0";
+        return;
+    }
     const int format = format_index((struct conv_format){d, l, OUTPUT_VALUES});
     const struct op_source src = {op, s, NULL, c->opts->seed, NULL};
     struct op_buffers ob;
@@ -545,7 +549,7 @@ static struct op_variant op_variant_of(const struct conv_variant *cv, bool cpu)
                                .cpu = cpu,
                                .parallel = cv->parallel,
                                .unsupported = cv->unsupported,
-                               .unsupported_gpu = cv->unsupported_gpu,
+                               .needs = cv->needs,
                                .scratch_bytes = cv->scratch_bytes ? scratch_conv : NULL,
                                .setup = cv->setup ? setup_conv : NULL,
                                .teardown = cv->teardown ? teardown_conv : NULL,

@@ -26,9 +26,9 @@ struct conv_variant {
     enum layout layout; /* zero: NCHW */
     /* NULL when the variant handles this shape, else why not (shown in the table). */
     const char *(*unsupported)(const struct conv_shape *s);
-    /* Optional, GPU lessons: NULL when the variant runs on this GPU, else why not (an
-     * instruction only some architectures have); shown in the table, not a failure. */
-    const char *(*unsupported_gpu)(const struct gpu_info *gpu);
+    /* GPU lessons: what it needs of the GPU and the build (gpu_needs.h); zero: nothing
+     * beyond the lesson's minimum compute capability. */
+    struct gpu_needs needs;
     /* Optional: bytes of working memory (an intermediate image, re-laid-out weights)
      * the harness allocates before setup and frees after teardown, so a variant
      * owns no allocation of its own. */
