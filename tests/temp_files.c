@@ -39,3 +39,12 @@ void write_text(const char *path, const char *text)
         fclose(f);
     }
 }
+
+void check_error_line(const char *err, const char *prefix, const char *what)
+{
+    CHECK(strstr(err, prefix) == err);
+    CHECK(strstr(err, what) != NULL);
+    CHECK(strchr(err, '\n') == NULL);
+    if (strstr(err, prefix) != err || !strstr(err, what))
+        fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+}

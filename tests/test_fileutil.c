@@ -16,6 +16,7 @@
 #include "unit.h"
 
 #define NAME_SIZE 256
+#define TMP_SIZE (NAME_SIZE + 32) /* a name and its temporary suffix */
 #define ERR_SIZE 1024
 #define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
 
@@ -68,12 +69,20 @@ static void directory_not_writable(void)
     rmdir(dir);
 }
 
+/* Starts an atomic write to the file named for stem: fills in name and tmp (of
+ * TMP_SIZE bytes). */
+static FILE *open_atomic(const char *stem, char *name, char *tmp)
+{
+    temp_name(name, stem);
+    FILE *f = atomic_open(name, tmp, TMP_SIZE);
+    CHECK(f != NULL);
+    return f;
+}
+
 static void atomic_abort_leaves_nothing(void)
 {
-    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
-    temp_name(name, "abort");
-    FILE *f = atomic_open(name, tmp, sizeof tmp);
-    CHECK(f != NULL);
+    char name[NAME_SIZE], tmp[TMP_SIZE];
+    FILE *f = open_atomic("abort", name, tmp);
     if (!f)
         return;
     CHECK(strstr(tmp, name) == tmp && strstr(tmp, ".tmp.") != NULL);
@@ -87,7 +96,7 @@ static void atomic_abort_leaves_nothing(void)
 
 static void atomic_commit_replaces_old_file(void)
 {
-    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
+    char name[NAME_SIZE], tmp[TMP_SIZE];
     temp_name(name, "commit");
     write_text(name, "old contents");
     FILE *f = atomic_open(name, tmp, sizeof tmp);
@@ -105,7 +114,7 @@ static void atomic_commit_replaces_old_file(void)
 static void atomic_commit_failure_removes_temp(void)
 {
     /* Renaming a file onto a directory fails: commit must say so and clean up. */
-    char dir[NAME_SIZE], tmp[NAME_SIZE + 32];
+    char dir[NAME_SIZE], tmp[TMP_SIZE];
     temp_name(dir, "target_dir");
     CHECK(mkdir(dir, 0700) == 0);
     FILE *f = atomic_open(dir, tmp, sizeof tmp);
@@ -170,38 +179,53 @@ static void check_output_refused(const char *path, const struct file_arg *inputs
     struct file_arg out = {"--output", path};
     CHECK(!output_path_check(out, inputs, count, err, sizeof err));
     snprintf(who, sizeof who, "--output %s: ", path);
-    CHECK(strstr(err, who) == err);
-    CHECK(strstr(err, what) != NULL);
-    CHECK(strchr(err, '\n') == NULL);
-    if (!strstr(err, what))
-        fprintf(stderr, "  error was: %s (expected '%s')\n", err, what);
+    check_error_line(err, who, what);
+}
+
+/* What a writer must refuse to replace, named for prefix: a symlink to a regular file
+ * (target, holding text), a FIFO and a folder. */
+struct special_files {
+    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE];
+};
+
+static void make_special_files(struct special_files *sp, const char *prefix, const char *text)
+{
+    char *names[] = {sp->target, sp->link, sp->fifo, sp->dir};
+    const char *kinds[] = {"target", "link", "fifo", "dir"};
+    for (int i = 0; i < 4; i++) {
+        char stem[64];
+        snprintf(stem, sizeof stem, "%s_%s", prefix, kinds[i]);
+        temp_name(names[i], stem);
+    }
+    write_text(sp->target, text);
+    CHECK(symlink(sp->target, sp->link) == 0);
+    CHECK(mkfifo(sp->fifo, 0600) == 0);
+    CHECK(mkdir(sp->dir, 0700) == 0);
+}
+
+static void remove_special_files(const struct special_files *sp)
+{
+    remove(sp->link);
+    remove(sp->target);
+    remove(sp->fifo);
+    rmdir(sp->dir);
 }
 
 /* rename() would replace these with a regular file: a symlink (even to a regular
  * file), a FIFO, a device, a folder. Nothing is touched. */
 static void output_refuses_special_files(void)
 {
-    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE];
-    temp_name(target, "target");
-    temp_name(link, "link");
-    temp_name(fifo, "outfifo");
-    temp_name(dir, "outdir");
-    write_text(target, "keep");
-    CHECK(symlink(target, link) == 0);
-    CHECK(mkfifo(fifo, 0600) == 0);
-    CHECK(mkdir(dir, 0700) == 0);
-    check_output_refused(link, NULL, 0, "is a symbolic link: outputs go only to regular files");
-    check_output_refused(fifo, NULL, 0, "is a FIFO (named pipe)");
-    check_output_refused(dir, NULL, 0, "is a directory");
+    struct special_files sp;
+    make_special_files(&sp, "out", "keep");
+    check_output_refused(sp.link, NULL, 0, "is a symbolic link: outputs go only to regular files");
+    check_output_refused(sp.fifo, NULL, 0, "is a FIFO (named pipe)");
+    check_output_refused(sp.dir, NULL, 0, "is a directory");
     check_output_refused("/dev/null", NULL, 0, "is a device");
-    CHECK(!path_writable(link) && !path_writable(fifo) && !path_writable("/dev/null"));
+    CHECK(!path_writable(sp.link) && !path_writable(sp.fifo) && !path_writable("/dev/null"));
     struct stat st;
-    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
-    CHECK(file_holds(target, "keep"));
-    remove(link);
-    remove(target);
-    remove(fifo);
-    rmdir(dir);
+    CHECK(lstat(sp.link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(file_holds(sp.target, "keep"));
+    remove_special_files(&sp);
 }
 
 /* The same file under another spelling, a hard link, or a symlink given as the
@@ -263,8 +287,7 @@ static void output_checks_name_and_folder(void)
  * name the old code used (<out>.tmp.<pid>) is neither followed nor replaced. */
 static void temp_file_is_exclusive_and_random(void)
 {
-    char name[NAME_SIZE], victim[NAME_SIZE], planted[NAME_SIZE + 32], tmp_a[NAME_SIZE + 32],
-        tmp_b[NAME_SIZE + 32];
+    char name[NAME_SIZE], victim[NAME_SIZE], planted[TMP_SIZE], tmp_a[TMP_SIZE], tmp_b[TMP_SIZE];
     temp_name(name, "exclusive");
     temp_name(victim, "victim");
     write_text(victim, "victim");
@@ -291,10 +314,8 @@ static void temp_file_is_exclusive_and_random(void)
 /* A FIFO that appears at the output during the run is not replaced by the rename. */
 static void commit_refuses_a_special_target(void)
 {
-    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
-    temp_name(name, "late_fifo");
-    FILE *f = atomic_open(name, tmp, sizeof tmp);
-    CHECK(f != NULL);
+    char name[NAME_SIZE], tmp[TMP_SIZE];
+    FILE *f = open_atomic("late_fifo", name, tmp);
     CHECK(mkfifo(name, 0600) == 0);
     if (f) {
         fputs("data", f);
@@ -310,7 +331,7 @@ static void commit_refuses_a_special_target(void)
  * replaces: not the temporary file's private 0600. */
 static void output_keeps_usual_permissions(void)
 {
-    char name[NAME_SIZE], tmp[NAME_SIZE + 32];
+    char name[NAME_SIZE], tmp[TMP_SIZE];
     temp_name(name, "mode");
     mode_t old_mask = umask(022);
     struct stat st;
@@ -377,30 +398,21 @@ static void append_ends_a_torn_row(void)
  * not blocking), a folder or a device is refused and left alone. */
 static void append_refuses_special_files(void)
 {
-    char target[NAME_SIZE], link[NAME_SIZE], fifo[NAME_SIZE], dir[NAME_SIZE], err[ERR_SIZE];
-    temp_name(target, "csv_target");
-    temp_name(link, "csv_link");
-    temp_name(fifo, "csv_fifo");
-    temp_name(dir, "csv_dir");
-    write_text(target, "keep\n");
-    CHECK(symlink(target, link) == 0);
-    CHECK(mkfifo(fifo, 0600) == 0);
-    CHECK(mkdir(dir, 0700) == 0);
-    CHECK(!append_line(link, "h", "row", err, sizeof err));
+    char err[ERR_SIZE];
+    struct special_files sp;
+    make_special_files(&sp, "csv", "keep\n");
+    CHECK(!append_line(sp.link, "h", "row", err, sizeof err));
     CHECK(strstr(err, "is a symbolic link, not a regular file") != NULL);
     alarm(HANG_SECONDS);
-    CHECK(!append_line(fifo, "h", "row", err, sizeof err));
+    CHECK(!append_line(sp.fifo, "h", "row", err, sizeof err));
     alarm(0);
     CHECK(strstr(err, "is a FIFO (named pipe), not a regular file") != NULL);
-    CHECK(!append_line(dir, "h", "row", err, sizeof err));
+    CHECK(!append_line(sp.dir, "h", "row", err, sizeof err));
     CHECK(strstr(err, "is a directory, not a regular file") != NULL);
     CHECK(!append_line("/dev/null", "h", "row", err, sizeof err));
     CHECK(strstr(err, "/dev/null: is a device, not a regular file") == err);
-    CHECK(file_holds(target, "keep\n"));
-    remove(link);
-    remove(target);
-    remove(fifo);
-    rmdir(dir);
+    CHECK(file_holds(sp.target, "keep\n"));
+    remove_special_files(&sp);
 }
 
 static const struct unit_case cases[] = {
