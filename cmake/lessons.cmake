@@ -8,7 +8,8 @@
 #   <folder>.<case>        every variant on an awkward size, checked against gold
 #                          (label gpu, or cpu for a CPU lesson; exit 77 = Skipped)
 #   <folder>.bad.<case>    bad flags rejected with exit 2 and one error line (label cpu:
-#                          validation happens before any GPU work)
+#                          validation happens before any GPU work); a case written
+#                          "<flags> => <text>" also needs text in that line
 #   <folder>.memcheck ...  compute-sanitizer memcheck, racecheck and synccheck at a
 #                          small size (label sanitize), for GPU lessons; with
 #                          SANITIZE_ARGS also <folder>.memcheck.own ... on those flags
@@ -58,6 +59,10 @@ set(CONV_BAD_INPUT_CASES
   "text_seed=--seed x12"
   "unknown_flag=--frobnicate"
   "unwritable_csv=--size 5x5 --csv /nonexistent-dir/out.csv")
+# The convolution's data modes time nothing, so they write no CSV row.
+set(CONV_DATA_BAD_INPUT_CASES
+  "csv_with_image=--image ${CMAKE_SOURCE_DIR}/data/camera.pgm --out bad-csv-image.pgm --csv bad-csv-image.csv => --csv with --image"
+  "csv_with_input=--input ${CMAKE_SOURCE_DIR}/tests/data/input_5x7.npy --weights ${CMAKE_SOURCE_DIR}/tests/data/weights_3x3.npy --csv bad-csv-input.csv => --csv with --input")
 set(CONV_SANITIZE_ARGS --size 37x41 --ksize 5 --batch 2 --reps 1 --warmup 0 --no-cudnn)
 set(CONV_SANITIZE_MULTICHANNEL_ARGS
   --batch 2 --cin 3 --cout 5 --size 19x23 --ksize 3 --reps 1 --warmup 0 --no-cudnn)
@@ -73,8 +78,19 @@ function(_conv_add_cases target label prefix)
     string(SUBSTRING "${entry}" ${rest} -1 args)
     separate_arguments(args UNIX_COMMAND "${args}")
     if(label STREQUAL "bad")
+      # "<flags> => <text>": the error line must also hold text.
+      set(expect "")
+      list(FIND args "=>" arrow)
+      if(arrow GREATER -1)
+        list(SUBLIST args ${arrow} -1 text)
+        list(SUBLIST args 0 ${arrow} args)
+        list(POP_FRONT text)
+        list(JOIN text " " text)
+        set(expect --error "${text}")
+      endif()
       add_test(NAME ${target}.bad.${case}
-        COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 2 - $<TARGET_FILE:${target}> ${args})
+        COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh ${expect} 2 - $<TARGET_FILE:${target}>
+                ${args})
       set_tests_properties(${target}.bad.${case} PROPERTIES LABELS cpu)
     else()
       add_test(NAME ${target}.${case}
@@ -172,7 +188,7 @@ function(add_lesson target)
     _conv_add_cases(${target} ${label} "" ${CONV_MULTICHANNEL_CASES})
   endif()
   _conv_add_cases(${target} ${label} "" ${L_CASES})
-  _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES})
+  _conv_add_cases(${target} bad "" ${CONV_BAD_INPUT_CASES} ${CONV_DATA_BAD_INPUT_CASES})
 
   add_test(NAME ${target}.image
     COMMAND ${CMAKE_SOURCE_DIR}/tests/expect_exit.sh 0 ${CMAKE_BINARY_DIR}/${target}-camera.pgm

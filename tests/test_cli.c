@@ -1,17 +1,27 @@
 /* Flag parsing: what is accepted, what it sets, and what is rejected (exit 2). */
+#define _POSIX_C_SOURCE 200809L /* fork, dup2 */
+
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "conv_flags.h"
+#include "conv_op.h"
 #include "flag_lesson.h"
+#include "npy.h"
+#include "session.h"
 #include "stderr_capture.h"
 #include "unit.h"
 
 #define MAX_ARGS 32
+#define NAME_SIZE 256
 
-/* parse(&o, "--flag", "value", ..., NULL) */
-static enum cli_status parse(struct options *o, ...)
+/* parse_in(lesson, &o, "--flag", "value", ..., NULL) */
+static enum cli_status parse_in(const struct lesson *lesson, struct options *o, ...)
 {
     char *argv[MAX_ARGS] = {"test"};
     int argc = 1;
@@ -20,20 +30,22 @@ static enum cli_status parse(struct options *o, ...)
     for (char *arg; argc < MAX_ARGS && (arg = va_arg(args, char *)) != NULL;)
         argv[argc++] = arg;
     va_end(args);
-    return parse_options(flag_lesson(), argc, argv, o);
+    return parse_options(lesson, argc, argv, o);
 }
 
-#define PARSE(o, ...) parse((o), __VA_ARGS__, (char *)NULL)
+#define PARSE_IN(lesson, o, ...) parse_in((lesson), (o), __VA_ARGS__, (char *)NULL)
+#define PARSE(o, ...) PARSE_IN(flag_lesson(), (o), __VA_ARGS__)
 
-/* The flags are rejected with one error line that holds `want`. */
-#define CHECK_ERROR(want, ...)                                  \
-    do {                                                        \
-        struct options o_;                                      \
-        struct stderr_capture c_;                               \
-        stderr_capture_begin(&c_);                              \
-        enum cli_status status_ = PARSE(&o_, __VA_ARGS__);      \
-        check_error_line(status_, stderr_capture_end(&c_), want); \
+/* The flags are rejected by lesson's parser with one error line that holds `want`. */
+#define CHECK_ERROR_IN(lesson, want, ...)                                \
+    do {                                                                 \
+        struct options o_;                                               \
+        struct stderr_capture c_;                                        \
+        stderr_capture_begin(&c_);                                       \
+        enum cli_status status_ = PARSE_IN((lesson), &o_, __VA_ARGS__);  \
+        check_error_line(status_, stderr_capture_end(&c_), want);        \
     } while (0)
+#define CHECK_ERROR(want, ...) CHECK_ERROR_IN(flag_lesson(), want, __VA_ARGS__)
 
 static void check_error_line(enum cli_status status, const char *line, const char *want)
 {
@@ -198,6 +210,234 @@ static void help_and_presets_exit_cleanly(void)
     CHECK(PARSE(&o, "--list-presets") == CLI_EXIT_OK);
 }
 
+/* flag_lesson with its op changed by `change`: each lesson below has its own copy. */
+static const struct lesson *lesson_with(struct lesson *lesson, struct op *op,
+                                        void (*change)(struct op *))
+{
+    if (lesson->op != op) {
+        *lesson = *flag_lesson();
+        *op = *lesson->op;
+        change(op);
+        lesson->op = op;
+    }
+    return lesson;
+}
+
+static int two_frames(const struct conv_shape *s)
+{
+    (void)s;
+    return 2;
+}
+
+/* A sequence op: it takes --frames-csv. */
+static void make_sequence(struct op *op)
+{
+    op->frames = two_frames;
+}
+
+static const struct lesson *sequence_lesson(void)
+{
+    static struct lesson lesson;
+    static struct op op;
+    return lesson_with(&lesson, &op, make_sequence);
+}
+
+/* An op of .npy files (lesson 10's kind): --x FILE.npy, and --output with --variant. */
+static const char *const x_dims[] = {"N"};
+static const struct op_file x_file = {.flag = "x", .help = "a tensor", .rank = 1, .dim = {0}};
+static const struct op_file_set x_set = {.name = "the test's layout", .files = &x_file,
+                                         .file_count = 1};
+
+static void make_files_op(struct op *op)
+{
+    op->data_flags = NULL;
+    op->data_flag_count = 0;
+    op->check_data = NULL;
+    op->file_sets = &x_set;
+    op->file_set_count = 1;
+    op->dim_names = x_dims;
+}
+
+static const struct lesson *files_lesson(void)
+{
+    static struct lesson lesson;
+    static struct op op;
+    return lesson_with(&lesson, &op, make_files_op);
+}
+
+/* An op flag that the problem depends on (lesson 11's --tile), and a size it refuses
+ * whatever the flag. */
+static const struct op_param tile_param = {"tile", "a tile side, a multiple of 8", 16, 1, 4096,
+                                           true};
+
+static const char *tile_problem(const struct conv_shape *s, const double *param)
+{
+    if (s->h == 7)
+        return "no problem is 7 high";
+    return (int)param[0] % 8 ? "the tile must be a multiple of 8" : NULL;
+}
+
+static void make_tiled(struct op *op)
+{
+    op->params = &tile_param;
+    op->param_count = 1;
+    op->shape_problem = tile_problem;
+}
+
+static const struct lesson *tiled_lesson(void)
+{
+    static struct lesson lesson;
+    static struct op op;
+    return lesson_with(&lesson, &op, make_tiled);
+}
+
+/* Two outputs of one run never share a file: the same name, another spelling of it,
+ * or a hard link to it; refused before any work, naming both flags. */
+static void outputs_share_no_file(void)
+{
+    const struct lesson *seq = sequence_lesson(), *files = files_lesson();
+    struct options o;
+    CHECK(PARSE_IN(seq, &o, "--csv", "rows.csv", "--frames-csv", "frames.csv") == CLI_RUN);
+    CHECK_ERROR_IN(seq, "error: --csv rows.csv: is also the --frames-csv file", "--csv",
+                   "rows.csv", "--frames-csv", "rows.csv");
+    CHECK_ERROR_IN(seq, "error: --csv rows.csv: is also the --frames-csv file ./rows.csv",
+                   "--csv", "rows.csv", "--frames-csv", "./rows.csv");
+    char name[NAME_SIZE], link_name[NAME_SIZE];
+    snprintf(name, sizeof name, "test_cli_rows.%ld.csv", (long)getpid());
+    snprintf(link_name, sizeof link_name, "test_cli_link.%ld.csv", (long)getpid());
+    FILE *f = fopen(name, "w");
+    CHECK(f != NULL && fclose(f) == 0);
+    CHECK(link(name, link_name) == 0);
+    CHECK_ERROR_IN(seq, "is also the --frames-csv file", "--csv", name, "--frames-csv",
+                   link_name);
+    remove(link_name);
+    remove(name);
+    /* An op's --output and the CSV (lesson 10's --output X --csv X). */
+    CHECK(PARSE_IN(files, &o, "--x", "x.npy", "--variant", "first", "--output", "out.npy",
+                   "--csv", "rows.csv") == CLI_RUN);
+    CHECK_ERROR_IN(files, "error: --output rows.csv: is also the --csv file", "--x", "x.npy",
+                   "--variant", "first", "--output", "rows.csv", "--csv", "rows.csv");
+}
+
+/* --input and --image apply one variant, untimed: no row for --csv, which is refused
+ * rather than silently ignored (and so never shares a file with --out or --output). */
+static void csv_refused_in_data_modes(void)
+{
+    CHECK_ERROR("error: --csv with --image: ", "--image", "x.pgm", "--out", "y.pgm", "--csv",
+                "rows.csv");
+    CHECK_ERROR("error: --csv with --image: ", "--image", "x.pgm", "--out", "rows.csv",
+                "--csv", "rows.csv");
+    CHECK_ERROR("error: --csv with --input: ", "--input", "x.npy", "--weights", "w.npy",
+                "--csv", "rows.csv");
+    CHECK_ERROR("error: --csv with --input: ", "--input", "x.npy", "--weights", "w.npy",
+                "--output", "rows.csv", "--csv", "rows.csv");
+    struct options o;
+    CHECK(PARSE(&o, "--size", "9x9", "--filter", "box", "--csv", "rows.csv") == CLI_RUN);
+}
+
+/* A problem the op refuses because of one of its own flags names that flag, not the
+ * preset or the size (lesson 11's --tile 12). */
+static void op_flag_at_fault_is_named(void)
+{
+    const struct lesson *tiled = tiled_lesson();
+    struct options o;
+    CHECK(PARSE_IN(tiled, &o, "--tile", "24") == CLI_RUN);
+    CHECK_ERROR_IN(tiled, "error: --tile 12: the tile must be a multiple of 8", "--tile", "12");
+    CHECK_ERROR_IN(tiled, "error: --tile 12: the tile must be a multiple of 8", "--preset",
+                   "big3", "--tile", "12");
+    CHECK_ERROR_IN(tiled, "error: --tile 12: the tile must be a multiple of 8", "--size", "9x9",
+                   "--tile", "12");
+    /* The size is at fault whatever the tile. */
+    CHECK_ERROR_IN(tiled, "error: --size 7x9 with", "--size", "7x9", "--tile", "12");
+}
+
+static void no_run(const struct conv_args *a)
+{
+    (void)a;
+}
+
+/* A variant that writes packed sign bits (lesson 09's bmma_fused) cannot be applied to
+ * --input or --image: refused naming --variant and why, before any GPU work and with
+ * nothing written (here without a GPU: 77 would mean the check came too late). */
+static void sign_bits_variant_refused_with_data(void)
+{
+    static const struct conv_variant variants[] = {
+        {.name = "values", .what = "writes values", .run = no_run},
+        {.name = "signs", .what = "writes sign bits", .dtype = DTYPE_BINARY, .run = no_run,
+         .output = OUTPUT_SIGN_BITS},
+    };
+    static const struct conv_spec spec = {.variants = variants, .variant_count = 2,
+                                          .image_variant = "values"};
+    const struct lesson lesson = {.name = "99_signs", .title = "sign bits",
+                                  .default_preset = "big3", .op = conv_op(&spec)};
+    char input[NAME_SIZE], weights[NAME_SIZE], out[NAME_SIZE], err[NAME_SIZE];
+    snprintf(input, sizeof input, "test_cli_input.%ld.npy", (long)getpid());
+    snprintf(weights, sizeof weights, "test_cli_weights.%ld.npy", (long)getpid());
+    snprintf(out, sizeof out, "test_cli_out.%ld.npy", (long)getpid());
+    const float values[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const size_t input_shape[2] = {3, 5}, weights_shape[2] = {3, 3};
+    CHECK(npy_write(input, values, 2, input_shape, err, sizeof err));
+    CHECK(npy_write(weights, values, 2, weights_shape, err, sizeof err));
+    char *argv[] = {"test", "--input", input, "--weights", weights, "--variant", "signs",
+                    "--output", out};
+    struct stderr_capture c;
+    stderr_capture_begin(&c);
+    const int rc = lesson_main(&lesson, (int)(sizeof argv / sizeof argv[0]), argv);
+    const char *line = stderr_capture_end(&c);
+    CHECK(rc == EXIT_USAGE);
+    check_error_line(rc == EXIT_USAGE ? CLI_EXIT_USAGE : CLI_RUN, line,
+                     "error: --variant signs cannot run this problem: it writes packed sign "
+                     "bits, which --input and --image cannot save");
+    struct stat st;
+    CHECK(stat(out, &st) != 0);
+    remove(input);
+    remove(weights);
+}
+
+/* Runs lesson_main(flag_lesson(), args) in a child with standard output on out_path
+ * and standard error in err_path; returns its exit status (-1: it did not exit). */
+static int run_with_stdout(const char *out_path, const char *err_path, char **argv, int argc)
+{
+    fflush(stdout);
+    fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int out = open(out_path, O_WRONLY);
+        const int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (out < 0 || err < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
+            _exit(99);
+        _exit(lesson_main(flag_lesson(), argc, argv));
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+/* Output that could not be written to standard output (a full disk) fails the run:
+ * exit 1 with one error line, not exit 0 with the table lost. */
+static void stdout_write_error_fails_the_run(void)
+{
+    struct stat st;
+    if (stat("/dev/full", &st) != 0) {
+        printf("skipped: no /dev/full on this system\n");
+        return;
+    }
+    char err_path[NAME_SIZE], text[NAME_SIZE] = "";
+    snprintf(err_path, sizeof err_path, "test_cli_stderr.%ld.txt", (long)getpid());
+    char *help[] = {"test", "--help"}, *presets[] = {"test", "--list-presets"};
+    CHECK(run_with_stdout("/dev/null", err_path, help, 2) == EXIT_PASS);
+    CHECK(run_with_stdout("/dev/full", err_path, help, 2) == EXIT_FAIL);
+    FILE *f = fopen(err_path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f)
+        fclose(f);
+    check_error_line(CLI_EXIT_USAGE, text, "error: standard output: cannot write: No space left");
+    CHECK(run_with_stdout("/dev/full", err_path, presets, 2) == EXIT_FAIL);
+    remove(err_path);
+}
+
 static const struct unit_case cases[] = {
     {"defaults_come_from_the_preset", defaults_come_from_the_preset},
     {"unet_preset", unet_preset},
@@ -213,6 +453,11 @@ static const struct unit_case cases[] = {
     {"rejects_unwritable_outputs", rejects_unwritable_outputs},
     {"image_mode_defaults", image_mode_defaults},
     {"help_and_presets_exit_cleanly", help_and_presets_exit_cleanly},
+    {"outputs_share_no_file", outputs_share_no_file},
+    {"csv_refused_in_data_modes", csv_refused_in_data_modes},
+    {"op_flag_at_fault_is_named", op_flag_at_fault_is_named},
+    {"sign_bits_variant_refused_with_data", sign_bits_variant_refused_with_data},
+    {"stdout_write_error_fails_the_run", stdout_write_error_fails_the_run},
 };
 
 UNIT_MAIN(cases)

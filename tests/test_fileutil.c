@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileutil.h"
@@ -19,6 +20,8 @@
 #define TMP_SIZE (NAME_SIZE + 32) /* a name and its temporary suffix */
 #define ERR_SIZE 1024
 #define HANG_SECONDS 5 /* alarm() turns a blocking open into a failed test */
+#define NOBODY 65534   /* the user a test run as root drops to, to be refused a write */
+#define CHILD_SKIPPED 77
 
 static void temp_name(char *name, const char *stem)
 {
@@ -415,6 +418,169 @@ static void append_refuses_special_files(void)
     remove_special_files(&sp);
 }
 
+/* A new CSV whose first row cannot be written (a full disk; here a file size limit
+ * of 0, so write() fails with EFBIG) is removed again: no empty file is left behind.
+ * A file that was there before, even empty, stays. */
+static void append_leaves_no_new_file_on_failure(void)
+{
+    char name[NAME_SIZE], old[NAME_SIZE], err[ERR_SIZE] = "";
+    temp_name(name, "new_full");
+    temp_name(old, "old_empty");
+    write_text(old, "");
+    struct rlimit saved, limit;
+    CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    limit = saved;
+    limit.rlim_cur = 0;
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    bool new_ok = append_line(name, "a,b", "1,2", err, sizeof err);
+    bool old_ok = append_line(old, "a,b", "1,2", err, sizeof err);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, handler);
+    CHECK(!new_ok && !old_ok);
+    CHECK(!exists(name));
+    CHECK(exists(old) && file_holds(old, ""));
+    CHECK(strstr(err, "cannot append a row: File too large") != NULL);
+    remove(name);
+    remove(old);
+}
+
+/* In a child, as a user whom permissions bind (root drops to nobody): a CSV that
+ * exists is appended to in a read-only folder, where a new CSV or a replaced output
+ * (its temporary file) are refused. Exits 0, 1 (a check failed) or CHILD_SKIPPED. */
+static void read_only_folder_checks(const char *dir, const char *csv, const char *fresh)
+{
+    if (geteuid() == 0 && (setgid(NOBODY) != 0 || setuid(NOBODY) != 0))
+        _exit(CHILD_SKIPPED);
+    if (access(dir, X_OK) != 0) /* the build folder is closed to nobody */
+        _exit(CHILD_SKIPPED);
+    char err[ERR_SIZE] = "";
+    struct file_arg existing = {"--csv", csv}, new_csv = {"--csv", fresh},
+                    output = {"--output", csv};
+    CHECK(append_path_check(existing, NULL, 0, err, sizeof err));
+    if (*err)
+        fprintf(stderr, "  error was: %s\n", err);
+    CHECK(append_line(csv, "a,b", "1,2", err, sizeof err));
+    CHECK(!append_path_check(new_csv, NULL, 0, err, sizeof err));
+    CHECK(strstr(err, "is not writable") != NULL);
+    CHECK(!output_path_check(output, NULL, 0, err, sizeof err));
+    CHECK(strstr(err, "is not writable") != NULL);
+    _exit(unit_failures ? 1 : 0);
+}
+
+static void append_in_a_read_only_folder(void)
+{
+    char dir[NAME_SIZE], csv[2 * NAME_SIZE], fresh[2 * NAME_SIZE];
+    temp_name(dir, "read_only");
+    snprintf(csv, sizeof csv, "%s/rows.csv", dir);
+    snprintf(fresh, sizeof fresh, "%s/new.csv", dir);
+    CHECK(mkdir(dir, 0755) == 0);
+    write_text(csv, "");
+    CHECK(chmod(csv, 0666) == 0 && chmod(dir, 0555) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0)
+        read_only_folder_checks(dir, csv, fresh);
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_SKIPPED)
+        printf("skipped: running as root, and the checks could not run as user %d\n", NOBODY);
+    else
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && file_holds(csv, "a,b\n1,2\n"));
+    CHECK(!exists(fresh));
+    chmod(dir, 0755);
+    remove(csv);
+    rmdir(dir);
+}
+
+/* A run stopped by a signal while an output is being written (Ctrl-C, kill) leaves no
+ * temporary file, and dies of that signal: its status says so, not an exit code. */
+static void check_interrupted_write(int sig)
+{
+    char name[NAME_SIZE];
+    temp_name(name, sig == SIGINT ? "sigint" : "sigterm");
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        char tmp[TMP_SIZE];
+        alarm(HANG_SECONDS); /* never outlives a parent that failed to signal */
+        FILE *f = atomic_open(name, tmp, sizeof tmp);
+        if (!f)
+            _exit(1);
+        fputs("half an output", f);
+        fflush(f);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char byte;
+    const bool started = pid > 0 && read(ready[0], &byte, 1) == 1;
+    close(ready[0]);
+    CHECK(started);
+    if (pid <= 0)
+        return;
+    if (started)
+        CHECK(temp_files_left(name) == 1); /* there while the write goes on */
+    kill(pid, started ? sig : SIGKILL);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+    CHECK(temp_files_left(name) == 0);
+    CHECK(!exists(name));
+}
+
+static void interrupted_write_leaves_no_temp_file(void)
+{
+    check_interrupted_write(SIGTERM);
+    check_interrupted_write(SIGINT);
+}
+
+/* The handlers are there only while a temporary file is: after commit or abort each
+ * signal does what it did before, and one the process ignores stays ignored. */
+static void signal_handlers_come_and_go(void)
+{
+    char name[NAME_SIZE], tmp[TMP_SIZE];
+    struct sigaction before, during, after;
+    void (*hup)(int) = signal(SIGHUP, SIG_IGN);
+    CHECK(sigaction(SIGTERM, NULL, &before) == 0);
+    FILE *f = open_atomic("handlers", name, tmp);
+    CHECK(sigaction(SIGTERM, NULL, &during) == 0 && during.sa_handler != before.sa_handler);
+    CHECK(sigaction(SIGHUP, NULL, &during) == 0 && during.sa_handler == SIG_IGN);
+    if (f)
+        CHECK(atomic_commit(f, tmp, name));
+    CHECK(sigaction(SIGTERM, NULL, &after) == 0 && after.sa_handler == before.sa_handler);
+    f = open_atomic("handlers", name, tmp);
+    atomic_abort(f, tmp);
+    CHECK(sigaction(SIGTERM, NULL, &after) == 0 && after.sa_handler == before.sa_handler);
+    signal(SIGHUP, hup);
+    CHECK(temp_files_left(name) == 0);
+    remove(name);
+}
+
+/* Two outputs are one file when they are one name, one existing file, or one new name
+ * in one folder spelt two ways. */
+static void same_output_by_name_or_file(void)
+{
+    char name[NAME_SIZE], spelt[NAME_SIZE + 2], hard[NAME_SIZE], other[NAME_SIZE];
+    temp_name(name, "same");
+    snprintf(spelt, sizeof spelt, "./%s", name);
+    temp_name(hard, "same_link");
+    temp_name(other, "other");
+    CHECK(same_output(name, name) && same_output(name, spelt)); /* neither exists */
+    CHECK(!same_output(name, other) && !same_output(name, "no-such-folder/x"));
+    write_text(name, "x");
+    CHECK(link(name, hard) == 0);
+    CHECK(same_output(hard, spelt) && !same_output(name, other));
+    remove(hard);
+    remove(name);
+}
+
 static const struct unit_case cases[] = {
     {"temp_path_writable", temp_path_writable},
     {"missing_folder_not_writable", missing_folder_not_writable},
@@ -434,6 +600,11 @@ static const struct unit_case cases[] = {
     {"append_is_a_whole_row_or_nothing", append_is_a_whole_row_or_nothing},
     {"append_ends_a_torn_row", append_ends_a_torn_row},
     {"append_refuses_special_files", append_refuses_special_files},
+    {"append_leaves_no_new_file_on_failure", append_leaves_no_new_file_on_failure},
+    {"append_in_a_read_only_folder", append_in_a_read_only_folder},
+    {"interrupted_write_leaves_no_temp_file", interrupted_write_leaves_no_temp_file},
+    {"signal_handlers_come_and_go", signal_handlers_come_and_go},
+    {"same_output_by_name_or_file", same_output_by_name_or_file},
 };
 
 UNIT_MAIN(cases)

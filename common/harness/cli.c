@@ -281,12 +281,32 @@ static bool read_param(const struct op_param *p, const char *text, double *value
     return true;
 }
 
+/* Two outputs of one run on one file: the later write would replace the earlier (a
+ * .npy over the CSV). false after one line naming both flags. */
+static bool outputs_apart(const struct file_arg *outputs, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        for (size_t j = i + 1; j < count; j++) {
+            if (!outputs[i].path || !outputs[j].path ||
+                !same_output(outputs[i].path, outputs[j].path))
+                continue;
+            const bool spelt_alike = strcmp(outputs[i].path, outputs[j].path) == 0;
+            print_error("%s %s: is also the %s file%s%s: give each output a file of its own",
+                        outputs[i].flag, outputs[i].path, outputs[j].flag, spelt_alike ? "" : " ",
+                        spelt_alike ? "" : outputs[j].path);
+            return false;
+        }
+    return true;
+}
+
 /* Every output is a new name or a regular file, never one of the inputs (compared
- * by device and inode, not by name), checked before any work. */
+ * by device and inode, not by name), and no two outputs are one file, checked before
+ * any work. */
 static enum cli_status check_outputs(const struct lesson *lesson, const struct options *o)
 {
     const struct op *op = lesson->op;
-    struct file_arg inputs[OP_MAX_DATA_FLAGS + OP_MAX_TENSORS], outputs[OP_MAX_DATA_FLAGS + 1];
+    /* The written files (--output, the op's written data flags), then the CSVs. */
+    struct file_arg inputs[OP_MAX_DATA_FLAGS + OP_MAX_TENSORS], outputs[OP_MAX_DATA_FLAGS + 3];
     size_t count = 0, written = 0;
     char flag[OP_MAX_DATA_FLAGS + OP_MAX_TENSORS][64]; /* "--mu" */
     if (o->output_path)
@@ -306,24 +326,27 @@ static enum cli_status check_outputs(const struct lesson *lesson, const struct o
         snprintf(name, sizeof flag[0], "--%s", op_file_flag(op, i));
         inputs[count++] = (struct file_arg){name, o->op_file_path[i]};
     }
+    const size_t files = written;
+    outputs[written++] = (struct file_arg){"--csv", o->csv_path};
+    outputs[written++] = (struct file_arg){"--frames-csv", o->frames_csv_path};
     char err[USAGE_ERROR_SIZE];
-    bool ok = (!o->csv_path || append_path_check((struct file_arg){"--csv", o->csv_path},
-                                                 inputs, count, err, sizeof err)) &&
-              (!o->frames_csv_path ||
-               append_path_check((struct file_arg){"--frames-csv", o->frames_csv_path}, inputs,
-                                 count, err, sizeof err));
-    for (size_t i = 0; ok && i < written; i++)
+    bool ok = true;
+    for (size_t i = files; ok && i < written; i++) /* the CSVs, appended in place */
+        ok = !outputs[i].path || append_path_check(outputs[i], inputs, count, err, sizeof err);
+    for (size_t i = 0; ok && i < files; i++)
         ok = !outputs[i].path || output_path_check(outputs[i], inputs, count, err, sizeof err);
-    if (ok)
-        return CLI_RUN;
-    print_error("%s", err);
-    return CLI_EXIT_USAGE;
+    if (!ok) {
+        print_error("%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    return outputs_apart(outputs, written) ? CLI_RUN : CLI_EXIT_USAGE;
 }
 
 /* Flags that describe the problem explicitly (and so conflict with --preset and with
  * data that gives the problem: an op's files, the convolution's --input or --image). */
 struct given {
     const char *size, *batch, *cin, *cout, *ksize;
+    const char *param[OP_MAX_PARAMS]; /* the op's own flags, as given (NULL: not given) */
 };
 
 static const char *first_shape_flag(const struct given *g, bool count_ksize)
@@ -364,6 +387,20 @@ static enum cli_status check_op_files(const struct lesson *lesson, const struct 
     return CLI_RUN;
 }
 
+/* The first of the op's data flags given that it reads (the convolution's --input or
+ * --image: what gives the problem once check_data said so), as "--input". */
+static const char *data_flag_given(const struct op *op, const struct options *o, char *flag,
+                                   size_t size)
+{
+    snprintf(flag, size, "the data flags");
+    for (int i = 0; i < op->data_flag_count; i++)
+        if (o->data[i] && op->data_flags[i].kind == OP_DATA_READ) {
+            snprintf(flag, size, "--%s", op->data_flags[i].flag);
+            break;
+        }
+    return flag;
+}
+
 /* The op's files or its own data flags, and what only some runs record. *data_given:
  * the op's data flags give the problem. */
 static enum cli_status check_modes(const struct lesson *lesson, const struct options *o,
@@ -384,12 +421,38 @@ static enum cli_status check_modes(const struct lesson *lesson, const struct opt
                                          : NULL;
     if (problem)
         return usage_error("%s", problem);
+    /* The op's data gives the problem: one variant is applied once, untimed, and its
+     * result written; there is no timed row for a CSV to record. */
+    const char *csv = o->csv_path ? "--csv" : o->frames_csv_path ? "--frames-csv" : NULL;
+    char data[64];
+    if (*data_given && csv)
+        return usage_error("%s with %s: %s applies one variant untimed and records no row: "
+                           "drop %s",
+                           csv, data_flag_given(op, o, data, sizeof data), data, csv);
     if (!o->verify && (o->csv_path || o->frames_csv_path))
         return usage_error("%s records checked results only: drop --no-verify",
                            o->csv_path ? "--csv" : "--frames-csv");
     if (o->frames_csv_path && !op->frames)
         return usage_error("--frames-csv: %s runs no sequence of frames", lesson->name);
     return CLI_RUN;
+}
+
+/* The op's flag given on the command line that alone makes the problem one the op
+ * refuses (lesson 11's --tile 12 on a preset it runs): its index, or -1 when the
+ * problem is at fault whatever the op's flags (the preset, or the shape flags). */
+static int param_at_fault(const struct op *op, const struct conv_shape *s, const double *param,
+                          const struct given *g)
+{
+    for (int i = 0; i < op->param_count; i++) {
+        if (!g->param[i])
+            continue;
+        double fallback[OP_MAX_PARAMS];
+        memcpy(fallback, param, sizeof fallback);
+        fallback[i] = op->params[i].fallback;
+        if (!op->shape_problem(s, fallback))
+            return i;
+    }
+    return -1;
 }
 
 /* The problem of a bench run: the preset's, or a custom one, the op's custom_base (else
@@ -407,7 +470,12 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
     if (!custom) {
         o->shape = p->shape;
         const char *why = op->shape_problem ? op->shape_problem(&o->shape, o->param) : NULL;
-        return why ? usage_error("--preset %s: %s", p->name, why) : CLI_RUN;
+        if (!why)
+            return CLI_RUN;
+        const int culprit = param_at_fault(op, &o->shape, o->param, g);
+        return culprit >= 0
+                   ? usage_error("--%s %s: %s", op->params[culprit].flag, g->param[culprit], why)
+                   : usage_error("--preset %s: %s", p->name, why);
     }
     struct conv_shape s = op->custom_base ? *op->custom_base : p->shape;
     long v;
@@ -428,6 +496,9 @@ static enum cli_status bench_shape(const struct lesson *lesson, const struct giv
     if (op->complete_shape)
         op->complete_shape(&s);
     const char *why = op->shape_problem ? op->shape_problem(&s, o->param) : NULL;
+    const int culprit = why ? param_at_fault(op, &s, o->param, g) : -1;
+    if (culprit >= 0)
+        return usage_error("--%s %s: %s", op->params[culprit].flag, g->param[culprit], why);
     if (why)
         return usage_error("--size %dx%d with --batch %d, --cin %d, --cout %d, --ksize %d: %s",
                            s.h, s.w, s.n, s.cin, s.cout, s.ksize, why);
@@ -547,6 +618,7 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
             if (!read_param(&op->params[c - FLAG_OP_PARAM], optarg,
                             &o->param[c - FLAG_OP_PARAM]))
                 return CLI_EXIT_USAGE;
+            g.param[c - FLAG_OP_PARAM] = optarg;
         }
     }
     if (optind < argc)

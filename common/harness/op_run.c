@@ -525,7 +525,7 @@ static int check_variants_run(const struct op_run *r)
                 first);
         return EXIT_NO_GPU;
     }
-    if (applied)
+    if (applied && !r->opts.variant)
         print_error("%s cannot run this problem: %s", applied->name, first);
     else if (r->opts.variant)
         print_error("--variant %s cannot run this problem: %s", r->opts.variant, first);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -162,6 +163,18 @@ static bool folder_of(const char *path, char *folder, size_t size)
     return true;
 }
 
+bool same_output(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0 || same_file(a, b))
+        return true;
+    /* Not there yet: the same name in the same folder, however the folder is spelt. */
+    const char *slash_a = strrchr(a, '/'), *slash_b = strrchr(b, '/');
+    const char *name_a = slash_a ? slash_a + 1 : a, *name_b = slash_b ? slash_b + 1 : b;
+    char folder_a[MAX_FOLDER_PATH], folder_b[MAX_FOLDER_PATH];
+    return *name_a && strcmp(name_a, name_b) == 0 && folder_of(a, folder_a, sizeof folder_a) &&
+           folder_of(b, folder_b, sizeof folder_b) && same_file(folder_a, folder_b);
+}
+
 /* The checks of output_path_check; temp_len is what atomic_open adds to the name
  * (0 for a file appended in place). */
 static bool check_output(struct file_arg out, const struct file_arg *inputs, size_t input_count,
@@ -177,7 +190,9 @@ static bool check_output(struct file_arg out, const struct file_arg *inputs, siz
         return arg_error(err, err_size, out, "the path is %zu bytes: at most %zu fit", len,
                          (size_t)FILENAME_MAX - 1 - temp_len);
     struct stat st;
+    bool exists = false;
     if (lstat(path, &st) == 0) {
+        exists = true;
         /* rename() would replace a symlink, FIFO or device node with a regular file. */
         const char *kind = special_kind(st.st_mode);
         if (kind)
@@ -201,8 +216,9 @@ static bool check_output(struct file_arg out, const struct file_arg *inputs, siz
         return arg_error(err, err_size, out, "folder %s: %s", folder,
                          errno == ENOENT ? "does not exist" : strerror(errno));
     /* Search (X) permission is needed as well to create a file inside it; the
-     * temporary file is created there even when the output exists. */
-    if (access(folder, W_OK | X_OK) != 0)
+     * temporary file is created there even when the output exists. A file appended
+     * in place (temp_len 0) that exists needs no more than its own write permission. */
+    if ((temp_len > 0 || !exists) && access(folder, W_OK | X_OK) != 0)
         return arg_error(err, err_size, out, "folder %s is not writable: %s", folder,
                          strerror(errno));
     const char *kernel_fs = kernel_file_system(folder);
@@ -255,6 +271,118 @@ static mode_t output_mode(const char *path)
     return NEW_FILE_MODE & ~mask;
 }
 
+/* Temporary files that exist now: a signal that ends the run (Ctrl-C, kill) removes
+ * them before the process dies, so an interrupted write leaves no <name>.tmp.XXXXXX
+ * behind. The table is changed only with those signals blocked, and the handler does
+ * only what is async-signal-safe: unlink(), sigaction(), raise(). */
+#define MAX_PENDING 8
+static const int CLEANUP_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+#define CLEANUP_SIGNAL_COUNT (sizeof CLEANUP_SIGNALS / sizeof CLEANUP_SIGNALS[0])
+static char pending_path[MAX_PENDING][FILENAME_MAX];
+static volatile sig_atomic_t pending_used[MAX_PENDING];
+static int pending_count; /* of used slots; the handlers are in place while it is > 0 */
+static struct sigaction saved_action[CLEANUP_SIGNAL_COUNT];
+static bool hooked[CLEANUP_SIGNAL_COUNT]; /* false where the signal was ignored */
+
+/* Removes the temporary files, then lets the signal do what it did before (by
+ * default: end the process, whose exit status then names the signal). */
+static void remove_pending_files(int sig)
+{
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (pending_used[i])
+            unlink(pending_path[i]);
+    for (size_t i = 0; i < CLEANUP_SIGNAL_COUNT; i++)
+        if (CLEANUP_SIGNALS[i] == sig)
+            sigaction(sig, &saved_action[i], NULL);
+    /* Blocked while this handler runs: delivered, with the old action, on return. */
+    raise(sig);
+}
+
+static void block_cleanup_signals(sigset_t *saved)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < CLEANUP_SIGNAL_COUNT; i++)
+        sigaddset(&set, CLEANUP_SIGNALS[i]);
+    sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+/* Installs the handlers with the first temporary file; a signal the process ignores
+ * (nohup) stays ignored. Called with the signals blocked. */
+static void hook_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_pending_files;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < CLEANUP_SIGNAL_COUNT; i++)
+        sigaddset(&sa.sa_mask, CLEANUP_SIGNALS[i]);
+    sa.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < CLEANUP_SIGNAL_COUNT; i++) {
+        hooked[i] = sigaction(CLEANUP_SIGNALS[i], NULL, &saved_action[i]) == 0 &&
+                    saved_action[i].sa_handler != SIG_IGN;
+        if (hooked[i])
+            hooked[i] = sigaction(CLEANUP_SIGNALS[i], &sa, NULL) == 0;
+    }
+}
+
+/* Puts back what the signals did before, with the last temporary file gone. */
+static void unhook_signals(void)
+{
+    for (size_t i = 0; i < CLEANUP_SIGNAL_COUNT; i++)
+        if (hooked[i])
+            sigaction(CLEANUP_SIGNALS[i], &saved_action[i], NULL);
+}
+
+/* Creates the temporary file from template tmp_path (mkstemp) and records it for the
+ * handlers, with the signals blocked in between; returns the descriptor or -1. */
+static int create_pending(char *tmp_path)
+{
+    sigset_t saved;
+    block_cleanup_signals(&saved);
+    int fd = mkstemp(tmp_path);
+    int saved_errno = errno;
+    if (fd >= 0 && strlen(tmp_path) < FILENAME_MAX) {
+        for (int i = 0; i < MAX_PENDING; i++) {
+            if (pending_used[i])
+                continue;
+            memcpy(pending_path[i], tmp_path, strlen(tmp_path) + 1);
+            pending_used[i] = 1;
+            if (pending_count++ == 0)
+                hook_signals();
+            break;
+        }
+    }
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    errno = saved_errno;
+    return fd;
+}
+
+/* tmp_path is gone (renamed or deleted): no handler needs to remove it any more. */
+static void forget_pending(const char *tmp_path)
+{
+    sigset_t saved;
+    block_cleanup_signals(&saved);
+    for (int i = 0; i < MAX_PENDING; i++) {
+        if (!pending_used[i] || strcmp(pending_path[i], tmp_path) != 0)
+            continue;
+        pending_used[i] = 0;
+        if (--pending_count == 0)
+            unhook_signals();
+        break;
+    }
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* Deletes the temporary file, keeping errno. */
+static void remove_temp(const char *tmp_path)
+{
+    int saved = errno;
+    unlink(tmp_path);
+    forget_pending(tmp_path);
+    errno = saved;
+}
+
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size)
 {
     int len = snprintf(tmp_path, tmp_size, "%s" TEMP_SUFFIX, path);
@@ -264,7 +392,7 @@ FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size)
     }
     /* mkstemp picks an unpredictable name and creates it with O_CREAT | O_EXCL,
      * which never follows a symlink planted there nor opens an existing file. */
-    int fd = mkstemp(tmp_path);
+    int fd = create_pending(tmp_path);
     if (fd < 0)
         return NULL;
     FILE *f = NULL;
@@ -273,7 +401,7 @@ FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size)
     if (!f) {
         int saved = errno;
         close(fd);
-        unlink(tmp_path);
+        remove_temp(tmp_path);
         errno = saved;
     }
     return f;
@@ -306,10 +434,11 @@ bool atomic_commit(FILE *f, const char *tmp_path, const char *path)
         ok = false;
         saved = errno;
     }
-    if (!ok) {
-        unlink(tmp_path);
-        errno = saved; /* the caller reports why the write failed, not the cleanup */
-    }
+    if (ok)
+        forget_pending(tmp_path);
+    else
+        remove_temp(tmp_path);
+    errno = saved; /* the caller reports why the write failed, not the cleanup */
     return ok;
 }
 
@@ -317,7 +446,7 @@ void atomic_abort(FILE *f, const char *tmp_path)
 {
     if (f)
         fclose(f);
-    unlink(tmp_path);
+    remove_temp(tmp_path);
 }
 
 /* True when a non-empty file does not end in '\n': a row torn by an earlier crash,
@@ -328,32 +457,80 @@ static bool ends_torn(int fd, off_t size)
     return size > 0 && pread(fd, &last, 1, size - 1) == 1 && last != '\n';
 }
 
+/* How a CSV is opened for appending. O_NOFOLLOW and the fstat of append_line: append
+ * only to a regular file. O_NONBLOCK: a FIFO fails or returns at once instead of
+ * blocking. O_RDWR: ends_torn reads. */
+#define APPEND_FLAGS (O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+/* Opens tried when another run creates or removes the file at the same moment. */
+#define APPEND_ATTEMPTS 3
+
+/* Opens path for appending, creating it when it does not exist (*created: this call
+ * made it, so a failed first row may remove it again); -1 with errno on failure. */
+static int open_for_append(const char *path, bool *created)
+{
+    *created = false;
+    for (int attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+        int fd = open(path, APPEND_FLAGS);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+        fd = open(path, APPEND_FLAGS | O_CREAT | O_EXCL, NEW_FILE_MODE);
+        if (fd >= 0 || errno != EEXIST) {
+            *created = fd >= 0;
+            return fd;
+        }
+        /* Another run created it between the two opens: append to that one. */
+    }
+    return -1;
+}
+
+/* Takes back a row that failed: the file is cut back to its old length, or removed
+ * when this call created it and it was still empty (a new CSV on a full disk leaves
+ * nothing behind). The lock is held, so no other run wrote in between. */
+static bool take_back(int fd, const char *path, const struct stat *before, bool created)
+{
+    struct stat now;
+    if (created && before->st_size == 0 && lstat(path, &now) == 0 && now.st_dev == before->st_dev &&
+        now.st_ino == before->st_ino)
+        return unlink(path) == 0;
+    return ftruncate(fd, before->st_size) == 0;
+}
+
 bool append_line(const char *path, const char *header, const char *line, char *err, size_t err_size)
 {
-    /* O_NOFOLLOW and the fstat below: append only to a regular file. O_NONBLOCK: a
-     * FIFO fails or returns at once instead of blocking. O_RDWR: ends_torn reads. */
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                  NEW_FILE_MODE);
+    int fd = -1;
+    bool created = false;
     struct stat st;
     const char *kind = NULL;
-    if (fd < 0) {
-        int saved = errno;
-        if (lstat(path, &st) == 0 && (kind = special_kind(st.st_mode)) != NULL)
-            return file_error(err, err_size, path, "is %s, not a regular file", kind);
-        return file_error(err, err_size, path, "cannot open for appending: %s", strerror(saved));
-    }
-    /* Another run appending to the same file waits here, so each reads the size it
-     * appends to, and writes the header only into an empty file. Where locks are not
-     * supported (some network file systems) the row is appended unlocked. */
-    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    fcntl(fd, F_SETLKW, &lock);
-    if (fstat(fd, &st) != 0 || (kind = special_kind(st.st_mode)) != NULL) {
-        if (kind)
-            file_error(err, err_size, path, "is %s, not a regular file", kind);
-        else
-            file_error(err, err_size, path, "cannot append: %s", strerror(errno));
+    for (int attempt = 0;; attempt++) {
+        fd = open_for_append(path, &created);
+        if (fd < 0) {
+            int saved = errno;
+            if (lstat(path, &st) == 0 && (kind = special_kind(st.st_mode)) != NULL)
+                return file_error(err, err_size, path, "is %s, not a regular file", kind);
+            return file_error(err, err_size, path, "cannot open for appending: %s",
+                              strerror(saved));
+        }
+        /* Another run appending to the same file waits here, so each reads the size it
+         * appends to, and writes the header only into an empty file. Where locks are not
+         * supported (some network file systems) the row is appended unlocked. */
+        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        fcntl(fd, F_SETLKW, &lock);
+        if (fstat(fd, &st) != 0 || (kind = special_kind(st.st_mode)) != NULL) {
+            if (kind)
+                file_error(err, err_size, path, "is %s, not a regular file", kind);
+            else
+                file_error(err, err_size, path, "cannot append: %s", strerror(errno));
+            close(fd);
+            return false;
+        }
+        /* Linked: still the file at path. Else the run that created it removed it
+         * again (its first row failed) while this one waited for the lock. */
+        if (st.st_nlink > 0)
+            break;
         close(fd);
-        return false;
+        if (attempt + 1 == APPEND_ATTEMPTS)
+            return file_error(err, err_size, path,
+                              "cannot append: the file was removed while waiting for it");
     }
 
     bool with_header = header && st.st_size == 0;
@@ -364,6 +541,8 @@ bool append_line(const char *path, const char *header, const char *line, char *e
         (torn ? 1 : 0) + (with_header ? strlen(header) + 1 : 0) + line_len + (ended ? 0 : 1);
     char *text = malloc(len + 1);
     if (!text) {
+        if (created)
+            take_back(fd, path, &st, created);
         close(fd);
         return file_error(err, err_size, path, "out of memory for a row");
     }
@@ -371,7 +550,8 @@ bool append_line(const char *path, const char *header, const char *line, char *e
              with_header ? "\n" : "", line, ended ? "" : "\n");
     /* The text goes out in one write; a short one (cut by a signal, or the disk is
      * full) is continued, so a failure reports the real errno. fsync: a full disk
-     * may show up only there. On failure the file is cut back to where it ended. */
+     * may show up only there. On failure the file is cut back to where it ended, or
+     * removed when this call created it. */
     size_t done = 0;
     ssize_t n = 0;
     while (done < len && (n = write(fd, text + done, len - done)) > 0)
@@ -380,7 +560,7 @@ bool append_line(const char *path, const char *header, const char *line, char *e
     int saved = n == 0 ? EIO : errno;
     free(text);
     if (!ok) {
-        bool restored = ftruncate(fd, st.st_size) == 0;
+        bool restored = take_back(fd, path, &st, created);
         file_error(err, err_size, path, "cannot append a row: %s%s", strerror(saved),
                    restored ? "" : " (and the partial row could not be removed)");
     }

@@ -28,6 +28,11 @@ FILE *open_input_file(const char *path, long long max_bytes, char *err, size_t e
  * they are spelt: hard links and symlinks to it count. */
 bool same_file(const char *a, const char *b);
 
+/* True when two outputs would be one file: the same name, one existing file
+ * (same_file), or one name in one folder however the folder is spelt (x.csv and
+ * ./x.csv before either exists). */
+bool same_output(const char *a, const char *b);
+
 /* Checks, before any work, that out.path can be written by atomic_open and
  * atomic_commit: a regular file (not a symlink, FIFO, device or folder) or a new
  * name; not the same file as any of inputs (entries with a NULL path are skipped);
@@ -36,7 +41,8 @@ bool same_file(const char *a, const char *b);
  * line "<flag> <path>: <why>" in err. */
 bool output_path_check(struct file_arg out, const struct file_arg *inputs, size_t input_count,
                        char *err, size_t err_size);
-/* The same for a file that append_line extends in place (no temporary name). */
+/* The same for a file that append_line extends in place (no temporary name): a file
+ * that exists needs no writable folder, only its own write permission. */
 bool append_path_check(struct file_arg out, const struct file_arg *inputs, size_t input_count,
                        char *err, size_t err_size);
 /* output_path_check with no inputs and no message. */
@@ -44,7 +50,9 @@ bool path_writable(const char *path);
 
 /* Creates "<path>.tmp.XXXXXX" exclusively (O_EXCL, random suffix) in path's folder;
  * commit syncs it to disk and renames it onto path, abort deletes it. Commit
- * refuses, and deletes it, when path has become anything but a regular file. */
+ * refuses, and deletes it, when path has become anything but a regular file. While
+ * it exists, SIGINT, SIGTERM and SIGHUP (unless ignored) delete it first, then take
+ * their old course (by default the process ends, its status naming the signal). */
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size);
 bool atomic_commit(FILE *f, const char *tmp_path, const char *path);
 void atomic_abort(FILE *f, const char *tmp_path);
@@ -52,7 +60,8 @@ void atomic_abort(FILE *f, const char *tmp_path);
 /* Appends line and a '\n' (unless it ends in one) to the regular file path,
  * preceded by header and a '\n' when the file is new or empty, in one write that is
  * synced to disk; a partial write is cut off again, so the file gains the whole row
- * or nothing. A last row left without its '\n' (by a crash) is ended first. Returns
+ * or nothing, and a file this call created is removed again when its first row
+ * fails. A last row left without its '\n' (by a crash) is ended first. Returns
  * false with "<path>: <why>" in err. */
 bool append_line(const char *path, const char *header, const char *line, char *err,
                  size_t err_size);

@@ -472,7 +472,8 @@ static size_t scratch_conv(const struct op_variant *v, const struct conv_shape *
 static const char *writes_signs(const struct conv_shape *s)
 {
     (void)s;
-    return "it writes packed signs; --input and --image write values";
+    return "it writes packed sign bits, which --input and --image cannot save (they save "
+           "values): pick another --variant";
 }
 
 /* The weights the lesson can use, or one line naming the file or filter they came from. */
