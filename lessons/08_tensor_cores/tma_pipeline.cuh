@@ -145,9 +145,16 @@ static tensor_map_encoder find_tensor_map_encoder(void)
     static const tensor_map_encoder encode = [] {
         void *fn = NULL;
         cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
         /* 12000: the function as CUDA 12.0 introduced it. */
         CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
                                                     cudaEnableDefault, &found));
+#else
+        /* CUDA 12.0-12.4 have no ...ByVersion: this finds the function as this
+         * toolkit's cuda.h declares it. */
+        CUDA_CHECK(
+            cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
+#endif
         if (found != cudaDriverEntryPointSuccess || fn == NULL) {
             fprintf(stderr, "error: the CUDA driver has no cuTensorMapEncodeTiled\n");
             exit(1);
