@@ -4,7 +4,11 @@
 # changed tiles are those holding an active pixel, the recomputed tiles those a changed
 # tile reaches (checked here from the files, tile by tile); the printed mean is the
 # executable's `params` share; a 1x1 filter reaches no neighbour; a threshold nothing
-# passes changes nothing; bad flags are refused with one error line.
+# passes changes nothing; bad flags are refused with one error line. Its files follow
+# docs/file_safety.md: a symlink, a FIFO, a folder or a hard-linked pair among them is
+# refused before any work (a FIFO without hanging), and a disk that fills up after the
+# small files are written leaves none of the four (and old ones as they were), no
+# temporary file either.
 #
 #   tests/test_mask_picture.sh MASK_PICTURE
 set -eu
@@ -14,6 +18,7 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 program=$1
+here=$(cd "$(dirname "$0")" && pwd)
 export LC_ALL=C
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/test_mask_picture.XXXXXX")
@@ -130,4 +135,69 @@ done
 rc=0
 "$program" --size 40x48 >/dev/null 2>&1 || rc=$?
 [ $rc = 2 ] || fail "no --out: exit $rc, expected 2"
-echo "mask_picture: files match the printed fractions, tiles changed and reached as the lesson's rule says, the mean is the executable's share"
+# refused NAME PATTERN PREFIX FLAGS...: exit 2 before any work (nothing on standard
+# output, where the work prints its table), one error line matching PATTERN, no file of
+# PREFIX but those the case made, and no temporary file. A run that hangs (a FIFO opened
+# for writing waits for a reader) is stopped after 60 s and fails the case.
+refused() {
+    name=$1 pattern=$2 prefix=$3
+    shift 3
+    before=$(ls -R "$work")
+    rc=0
+    timeout 60 "$program" "$@" --out "$prefix" >"$logs/out" 2>"$logs/err" || rc=$?
+    [ $rc != 124 ] || fail "$name: hangs (stopped after 60 s)"
+    [ $rc = 2 ] || fail "$name: exit $rc, expected 2: $(cat "$logs/err")"
+    [ "$(wc -l <"$logs/err")" = 1 ] && grep -q "^error: $pattern" "$logs/err" ||
+        fail "$name: '$(cat "$logs/err")', expected 'error: $pattern'"
+    [ ! -s "$logs/out" ] || fail "$name: refused only after the work: $(head -n 1 "$logs/out")"
+    [ "$(ls -R "$work")" = "$before" ] || fail "$name: files changed: $(ls -R "$work" | tr '\n' ' ')"
+}
+logs=$(mktemp -d "${TMPDIR:-/tmp}/test_mask_picture_logs.XXXXXX")
+trap 'rm -rf "$work" "$logs"' EXIT
+
+small="--size 40x48 --cin 4"
+# A symlink planted at PREFIX_info.txt: refused, its target untouched (the old tool
+# wrote through it).
+echo keep >"$work/target"
+ln -s "$work/target" "$work/sym_info.txt"
+# shellcheck disable=SC2086
+refused symlink "--out $work/sym_info.txt: is a symbolic link" "$work/sym" $small
+[ "$(cat "$work/target")" = keep ] || fail "symlink: its target was written"
+# A FIFO there: refused at once, not opened (the old tool waited for a reader forever).
+mkfifo "$work/fifo_info.txt"
+# shellcheck disable=SC2086
+refused fifo "--out $work/fifo_info.txt: is a FIFO" "$work/fifo" $small
+# A folder at PREFIX_tiles.pgm, and two of the files one file (a hard link).
+mkdir "$work/dir_tiles.pgm"
+# shellcheck disable=SC2086
+refused folder "--out $work/dir_tiles.pgm: is a directory" "$work/dir" $small
+echo old >"$work/h_grey.pgm"
+ln "$work/h_grey.pgm" "$work/h_active.pgm"
+# shellcheck disable=SC2086
+refused hard_link "--out $work/h_active.pgm: is the same file as $work/h_grey.pgm" "$work/h" $small
+# A prefix in a folder that does not exist.
+# shellcheck disable=SC2086
+refused no_folder "--out $work/none/p_grey.pgm: folder $work/none: does not exist" "$work/none/p" $small
+
+# A disk that fills up part-way: files of at most 1 KiB (tests/limited.sh) take the info
+# and the tile map (written first) but not the 40x48 frames. The run fails after its
+# work (exit 1, one error line) and leaves none of the four, nor a temporary file; a
+# picture written before stays as it was.
+"$program" $small --out "$work/k" >/dev/null 2>&1 || fail "keep: exit $?"
+for suffix in _grey.pgm _active.pgm _tiles.pgm _info.txt; do cp "$work/k$suffix" "$work/saved$suffix"; done
+for prefix in k full; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$here/limited.sh" file-blocks 1 "$program" $small --threshold 0.5 --out "$work/$prefix" \
+        >"$logs/out" 2>"$logs/err" || rc=$?
+    [ $rc = 1 ] || fail "full disk ($prefix): exit $rc, expected 1: $(cat "$logs/err")"
+    [ "$(wc -l <"$logs/err")" = 1 ] && grep -q "^error: --out $work/${prefix}_[a-z]*\.pgm: cannot write" "$logs/err" ||
+        fail "full disk ($prefix): $(cat "$logs/err")"
+    [ -z "$(ls "$work" | grep '\.tmp\.')" ] || fail "full disk ($prefix): left $(ls "$work" | grep '\.tmp\.')"
+done
+[ -z "$(ls "$work" | grep '^full')" ] || fail "full disk: left $(ls "$work" | grep '^full')"
+for suffix in _grey.pgm _active.pgm _tiles.pgm _info.txt; do
+    cmp -s "$work/k$suffix" "$work/saved$suffix" || fail "full disk: k$suffix was changed"
+done
+
+echo "mask_picture: files match the printed fractions, tiles changed and reached as the lesson's rule says, the mean is the executable's share; its outputs are checked before any work and written all or none"

@@ -449,6 +449,17 @@ void atomic_abort(FILE *f, const char *tmp_path)
     remove_temp(tmp_path);
 }
 
+bool atomic_sync(FILE *f)
+{
+    if (fflush(f) != 0)
+        return false;
+    if (ferror(f)) { /* a write before failed; its errno may be gone */
+        errno = EIO;
+        return false;
+    }
+    return fsync(fileno(f)) == 0;
+}
+
 /* True when a non-empty file does not end in '\n': a row torn by an earlier crash,
  * which the next row must not be glued onto. */
 static bool ends_torn(int fd, off_t size)

@@ -56,6 +56,11 @@ bool path_writable(const char *path);
 FILE *atomic_open(const char *path, char *tmp_path, size_t tmp_size);
 bool atomic_commit(FILE *f, const char *tmp_path, const char *path);
 void atomic_abort(FILE *f, const char *tmp_path);
+/* Flushes and syncs a file atomic_open made, leaving it open and uncommitted: a
+ * program writing several outputs syncs every one before it renames the first, so a
+ * full disk or a quota leaves none of them. false with errno on failure (EIO when a
+ * write before failed); atomic_commit or atomic_abort follow either way. */
+bool atomic_sync(FILE *f);
 
 /* Appends line and a '\n' (unless it ends in one) to the regular file path,
  * preceded by header and a '\n' when the file is new or empty, in one write that is

@@ -4,6 +4,7 @@
 #include "kernels.h"
 #include "lesson.h"
 #include "problem.h"
+#include "session.h"
 
 /* The seed's loops are skipped above this many GFLOP unless named (--variant): one
  * thread takes about 3 s per run on cov-b4c32s18 (9.7 GFLOP). */
@@ -101,6 +102,22 @@ static const char *shape_problem(const struct conv_shape *s, const double *param
     return cov_shape_problem(s);
 }
 
+/* Before any work (and before the variants are asked whether they can run): the
+ * --gamma file's diagonal blocks, read for their symmetry, so the variants that use it
+ * are skipped with the reason on a gamma that does not have it. A file that cannot be
+ * read is left to op_files_read, which names what is wrong; a drawn gamma is
+ * symmetric. */
+static int prepare(const struct op *op, struct options *o)
+{
+    (void)op;
+    const char *gamma = o->mode == MODE_FILES ? o->op_file_path[COV_GAMMA] : NULL;
+    struct cov_asymmetry a = {0};
+    if (gamma)
+        cov_gamma_file_asymmetry(gamma, &a);
+    cov_note_gamma(gamma, &a);
+    return EXIT_PASS;
+}
+
 static bool draw(const struct op_draw *d, char *err, size_t err_size)
 {
     (void)err, (void)err_size;
@@ -129,7 +146,8 @@ static const struct op_variant variants[] = {
     {.name = "factored", .what = "S written once (rank 1 in c0) instead of Co blocks",
      .layout = COV_FACTORED, .run = run_factored},
     {.name = "factored_symmetric", .what = "half the lags, S(q,q') = S(q',q) written twice",
-     .layout = COV_FACTORED, .run = run_factored_symmetric, .min_bytes = symmetric_min_bytes},
+     .layout = COV_FACTORED, .unsupported = cov_needs_symmetric_gamma,
+     .run = run_factored_symmetric, .min_bytes = symmetric_min_bytes},
     {.name = "channels_summed", .what = "the channel sum first, then 9 taps per output: the seed's layout",
      .layout = COV_FULL, .scratch_bytes = channels_summed_scratch,
      .run = run_channels_summed},
@@ -137,8 +155,9 @@ static const struct op_variant variants[] = {
      .layout = COV_FACTORED, .scratch_bytes = channels_summed_scratch,
      .run = run_channels_summed_factored},
     {.name = "channels_summed_symmetric", .what = "G on and above its diagonal, mirrored: half of gamma read",
-     .layout = COV_FACTORED, .scratch_bytes = channels_summed_scratch,
-     .run = run_channels_summed_symmetric, .min_bytes = symmetric_min_bytes},
+     .layout = COV_FACTORED, .unsupported = cov_needs_symmetric_gamma,
+     .scratch_bytes = channels_summed_scratch, .run = run_channels_summed_symmetric,
+     .min_bytes = symmetric_min_bytes},
 };
 
 static const struct op covariance = {
@@ -152,6 +171,7 @@ static const struct op covariance = {
     .tensors = cov_op_tensors,
     .draw = draw,
     .check = check,
+    .prepare = prepare,
     .min_bytes = cov_op_min_bytes,
     .flops = cov_op_flops,
     .file_sets = cov_file_sets,

@@ -2,6 +2,8 @@
  * op the harness runs. */
 #include "problem.h"
 
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +11,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "escape.h"
+#include "fileutil.h"
+#include "npy.h"
 #include "reference.h"
 #include "rng.h"
 
@@ -143,6 +148,148 @@ void cov_symmetrize_gamma(const struct conv_shape *s, float *gamma_diag)
                 for (size_t p2 = 0; p2 < p; p2++)
                     gamma_diag[cov_gamma_diag_at(s, b, ci, p, p2)] =
                         gamma_diag[cov_gamma_diag_at(s, b, ci, p2, p)];
+}
+
+bool cov_pair_symmetric(float a, float b)
+{
+    return fabsf(a - b) <= 2 * FLT_EPSILON * fmaxf(fabsf(a), fabsf(b));
+}
+
+/* The first asymmetric pair p < p2 of one P x P block (h x w positions) into *a. */
+static bool block_asymmetry(const float *block, size_t h, size_t w, struct cov_asymmetry *a)
+{
+    const size_t P = h * w;
+    for (size_t p = 0; p < P; p++)
+        for (size_t p2 = p + 1; p2 < P; p2++) {
+            const float value = block[p * P + p2], mirror = block[p2 * P + p];
+            if (cov_pair_symmetric(value, mirror))
+                continue;
+            a->found = true;
+            a->i = p / w, a->j = p % w, a->i2 = p2 / w, a->j2 = p2 % w;
+            a->value = value, a->mirror = mirror;
+            return true;
+        }
+    return false;
+}
+
+struct cov_asymmetry cov_find_asymmetry(const struct conv_shape *s, const float *gamma_diag)
+{
+    struct cov_asymmetry a = {.rank = 6};
+    for (int b = 0; b < s->n; b++)
+        for (int ci = 0; ci < s->cin; ci++)
+            if (block_asymmetry(gamma_diag + cov_gamma_diag_at(s, b, ci, 0, 0), (size_t)s->h,
+                                (size_t)s->w, &a)) {
+                a.b = (size_t)b, a.ci = (size_t)ci;
+                return a;
+            }
+    return a;
+}
+
+/* Reads count floats at element `at` of the data that starts at byte `start`. */
+static bool read_floats_at(FILE *f, long start, size_t at, size_t count, float *to)
+{
+    const double byte = (double)start + (double)at * sizeof(float);
+    return byte <= (double)LONG_MAX && fseek(f, (long)byte, SEEK_SET) == 0 &&
+           fread(to, sizeof(float), count, f) == count;
+}
+
+bool cov_gamma_file_asymmetry(const char *path, struct cov_asymmetry *a)
+{
+    *a = (struct cov_asymmetry){0};
+    int rank = 0;
+    size_t d[NPY_MAX_DIMS];
+    char err[512];
+    /* The strict reader's checks of everything but the values: then the data is exactly
+     * as long as the shape says, and ends the file. */
+    if (!npy_read_shape(path, &rank, d, err, sizeof err))
+        return false;
+    const bool seed = rank == 7;
+    if (!(seed && d[4] == d[1] && d[5] == d[2] && d[6] == d[3]) &&
+        !(rank == 6 && d[4] == d[2] && d[5] == d[3]))
+        return false;
+    a->rank = rank;
+    const size_t B = d[0], C = d[1], h = d[2], w = d[3], P = h * w;
+    size_t count = 1;
+    for (int k = 0; k < rank; k++)
+        count *= d[k]; /* npy_read_shape checked that it fits */
+    if (count == 0)
+        return true; /* no pair to compare */
+    FILE *f = open_input_file(path, 0, err, sizeof err);
+    if (!f)
+        return false;
+    long start = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        start = ftell(f) - (long)(count * sizeof(float));
+    float *block = malloc(P * P * sizeof *block);
+    bool ok = block && start >= 0;
+    for (size_t b = 0; ok && !a->found && b < B; b++)
+        for (size_t ci = 0; ok && !a->found && ci < C; ci++) {
+            /* Row p of block (b, ci): P floats, at (b, ci, p, ci, 0) in the seed's layout,
+             * the block whole at (b, ci, 0, 0) in the compact one. */
+            if (seed)
+                for (size_t p = 0; ok && p < P; p++)
+                    ok = read_floats_at(f, start, (((b * C + ci) * P + p) * C + ci) * P, P,
+                                        block + p * P);
+            else
+                ok = read_floats_at(f, start, (b * C + ci) * P * P, P * P, block);
+            if (ok && block_asymmetry(block, h, w, a))
+                a->b = b, a->ci = ci;
+        }
+    free(block);
+    fclose(f);
+    if (!ok)
+        *a = (struct cov_asymmetry){0};
+    return ok;
+}
+
+/* The run's gamma: why the symmetric variants cannot run on it, or "" when they can. */
+#define WHY_SIZE (FILENAME_MAX + 512)
+static char asymmetric_why[WHY_SIZE];
+
+/* gamma's element (p, p') in the layout of a: "[0, 1, 2, 3, 1, 4, 5]". */
+static void format_element(char *buf, size_t size, const struct cov_asymmetry *a, bool mirrored)
+{
+    const size_t i = mirrored ? a->i2 : a->i, j = mirrored ? a->j2 : a->j;
+    const size_t i2 = mirrored ? a->i : a->i2, j2 = mirrored ? a->j : a->j2;
+    if (a->rank == 7)
+        snprintf(buf, size, "[%zu, %zu, %zu, %zu, %zu, %zu, %zu]", a->b, a->ci, i, j, a->ci, i2,
+                 j2);
+    else
+        snprintf(buf, size, "[%zu, %zu, %zu, %zu, %zu, %zu]", a->b, a->ci, i, j, i2, j2);
+}
+
+/* The pair's values, as short as tells them apart. */
+static void format_values(char *value, char *mirror, size_t size, const struct cov_asymmetry *a)
+{
+    for (int digits = 6; digits <= 9; digits += 3) {
+        snprintf(value, size, "%.*g", digits, (double)a->value);
+        snprintf(mirror, size, "%.*g", digits, (double)a->mirror);
+        if (strcmp(value, mirror) != 0)
+            return;
+    }
+}
+
+void cov_note_gamma(const char *path, const struct cov_asymmetry *a)
+{
+    asymmetric_why[0] = '\0';
+    if (!path || !a->found)
+        return;
+    char at[128], mirror_at[128], value[32], mirror[32], file[WHY_SIZE / 2];
+    format_element(at, sizeof at, a, false);
+    format_element(mirror_at, sizeof mirror_at, a, true);
+    format_values(value, mirror, sizeof value, a);
+    escape_text(file, sizeof file, path);
+    /* The facts first, the path last: the harness's error line keeps the first 199
+     * bytes of a reason. */
+    snprintf(asymmetric_why, sizeof asymmetric_why,
+             "needs a symmetric gamma: gamma%s = %s but gamma%s = %s in --gamma %s", at, value,
+             mirror_at, mirror, file);
+}
+
+const char *cov_needs_symmetric_gamma(const struct conv_shape *s)
+{
+    (void)s;
+    return asymmetric_why[0] ? asymmetric_why : NULL;
 }
 
 double cov_sum_at(const struct conv_shape *s, const float *mu, const float *gamma_diag, int b,

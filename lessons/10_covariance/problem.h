@@ -145,6 +145,35 @@ void cov_scatter_out(const struct conv_shape *s, const float *out_blocks, float 
  * gamma is what the op's inputs are: a covariance, symmetric in (p, p'). */
 void cov_symmetrize_gamma(const struct conv_shape *s, float *gamma_diag);
 
+/* Whether gamma's diagonal blocks are symmetric in (p, p'), as a covariance is: the
+ * variants factored_symmetric and channels_summed_symmetric read one triangle of each
+ * block and mirror it, and on any other gamma compute something else. A pair counts as
+ * symmetric to float32 rounding, |a - b| <= 2 FLT_EPSILON max(|a|, |b|) (a covariance
+ * computed in float32 may be a rounding off symmetric; the mirrored results then stay
+ * well inside the check's tolerance). The first pair that is not, p < p' in the blocks'
+ * order, is named in the layout it came from: rank 7 the seed's 7-D gamma
+ * [b, ci, i, j, ci, i', j'], rank 6 the diagonal blocks [b, ci, i, j, i', j']. */
+struct cov_asymmetry {
+    bool found;
+    int rank;                   /* of the indices below: 7 or 6 */
+    size_t b, ci, i, j, i2, j2; /* the element gamma(p = (i, j), p' = (i2, j2)) */
+    float value, mirror;        /* gamma(p, p') and gamma(p', p) */
+};
+bool cov_pair_symmetric(float a, float b);
+/* The first asymmetric pair of the diagonal blocks gd (rank 6). */
+struct cov_asymmetry cov_find_asymmetry(const struct conv_shape *s, const float *gamma_diag);
+/* The same of a --gamma file in either file set (7 dimensions, the seed's layout, or 6,
+ * the compact one), reading only its diagonal blocks, one block at a time. false when
+ * the file is not one the op's files could hold (not a strict float32 .npy, another
+ * rank, blocks that are not square): op_files_read names what is wrong. */
+bool cov_gamma_file_asymmetry(const char *path, struct cov_asymmetry *a);
+/* The run's record, made before any work (the lesson's prepare): the --gamma file's
+ * asymmetry, or path NULL for a drawn gamma (symmetric by construction). */
+void cov_note_gamma(const char *path, const struct cov_asymmetry *a);
+/* The symmetric variants' op_variant.unsupported: NULL for a symmetric gamma, else why
+ * they cannot run, naming the file and the first pair that is not symmetric. */
+const char *cov_needs_symmetric_gamma(const struct conv_shape *s);
+
 /* The seed's op_slow, loop for loop, on the full layouts (1_cpu_loops.c): `out` is the
  * seed's `input`, updated in place, each term rounded into it in float32. */
 void cov_op_slow(const struct conv_shape *s, float *out_full, const float *gamma_full,

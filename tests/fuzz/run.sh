@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh SECONDS OUT_DIR [TARGET...]
-# Builds the libFuzzer targets (npy, image, filter, cli; all by default) with clang,
+# Builds the libFuzzer targets (npy, image, filter, cli, and the lessons' own: cov_gamma
+# and cov_files for lesson 10's .npy files, delta_cli for lesson 11's flags; all by
+# default) with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS from its
 # committed seeds (tests/fuzz/corpus/TARGET and the test data; inputs it finds go to
 # OUT_DIR/corpus_TARGET, so the seeds stay as committed). Exit 77 (ctest: Skipped)
@@ -11,17 +13,31 @@ set -euo pipefail
 seconds=$1 out=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(npy image filter cli)
+[ ${#targets[@]} -eq 0 ] && targets=(npy image filter cli cov_gamma cov_files delta_cli)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 common=$root/common
 cc=${FUZZ_CC:-clang}
 # Each target's parser and what it calls besides common/io/fileutil.c and escape.c.
+# Lesson 10's problem.c brings its float64 check (reference.c, verify.c); lesson 11's
+# its layer and frames (video.c, image.c) and the convolution's gold (gold.c); both
+# allocate through fuzz_alloc.c, alloc.c's host side (no CUDA runtime to link).
+cov_problem="lessons/10_covariance/problem.c common/io/npy.c tests/fuzz/fuzz_alloc.c common/io/rng.c
+    common/measure/reference.c common/measure/verify.c common/tensor/conv_problem.c"
 declare -A parser=([npy]=common/io/npy.c [image]=common/io/image.c [filter]=common/io/filters.c
     [cli]="common/harness/cli.c common/tensor/conv_problem.c common/io/filters.c
-    common/ops/op_files.c common/ops/conv/conv_flags.c common/io/npy.c tests/flag_lesson.c")
+    common/ops/op_files.c common/ops/conv/conv_flags.c common/io/npy.c tests/flag_lesson.c"
+    [cov_gamma]="$cov_problem" [cov_files]="$cov_problem common/ops/op_files.c"
+    [delta_cli]="common/harness/cli.c common/tensor/conv_problem.c common/ops/op_files.c
+    common/io/npy.c lessons/11_delta/problem.c lessons/11_delta/video.c common/io/image.c
+    tests/fuzz/fuzz_alloc.c common/io/rng.c common/ops/conv/gold.c common/measure/reference.c
+    common/measure/verify.c common/tensor/tensor_format.c")
+# A lesson's target also sees the lesson's headers (each has its own problem.h).
+declare -A lesson=([cov_gamma]=lessons/10_covariance [cov_files]=lessons/10_covariance
+    [delta_cli]=lessons/11_delta)
 # Seeds besides tests/fuzz/corpus/TARGET: the test and sample files already committed.
-declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters [cli]=)
+declare -A more_seeds=([npy]=tests/data [image]=tests/data [filter]=data/filters [cli]=
+    [cov_gamma]= [cov_files]= [delta_cli]=)
 # The flag parser's headers include cuda_runtime_api.h: from CUDA_INCLUDE, else the
 # toolkit of the nvcc on PATH, else /usr/local/cuda.
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
@@ -49,12 +65,14 @@ flags=(-std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined
 status=0
 for t in "${targets[@]}"; do
     if [ -z "${parser[$t]:-}" ]; then
-        echo "FAIL: unknown fuzz target '$t' (npy, image, filter, cli)"
+        echo "FAIL: unknown fuzz target '$t' (npy, image, filter, cli, cov_gamma, cov_files, delta_cli)"
         exit 1
     fi
     sources=()
     for f in ${parser[$t]}; do sources+=("$root/$f"); done
-    "$cc" "${flags[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "${sources[@]}" \
+    lesson_include=()
+    [ -n "${lesson[$t]:-}" ] && lesson_include=(-I"$root/${lesson[$t]}")
+    "$cc" "${flags[@]}" "${lesson_include[@]}" "$here/fuzz_$t.c" "$here/fuzz_support.c" "${sources[@]}" \
         "$common/io/fileutil.c" "$common/io/escape.c" -lm -o "$out/fuzz_$t"
     args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len
         -artifact_prefix="$out/$t-" -print_final_stats=1)

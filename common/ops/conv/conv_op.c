@@ -2,6 +2,7 @@
  * the files of --input and --image. */
 #include "conv_op.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,8 +204,169 @@ static float *output_as_nchw(const struct conv_shape *s, struct conv_format f, c
     return nchw;
 }
 
+/* ---- values a dtype cannot store ---- */
+
+/* The largest finite value a dtype stores: fp16's 65504 and bf16's 0x1.fep127 (a little
+ * short of fp32's largest); TF32 and 3xTF32 are rounded on the device, in fp32's range;
+ * binary keeps signs. */
+static double dtype_largest(enum dtype d)
+{
+    switch (d) {
+    case DTYPE_FP16: return 65504.0;
+    case DTYPE_BF16: return 0x1.fep127;
+    default: return FLT_MAX;
+    }
+}
+
+/* True when storing x in d gives an infinity: x is beyond d's range. */
+static bool unstorable(enum dtype d, double x)
+{
+    return isfinite(x) && (fabs(x) > FLT_MAX || isinf(dtype_round(d, (float)x)));
+}
+
+/* The first of count values that d cannot store, or count. */
+static size_t first_unstorable(enum dtype d, const float *x, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (unstorable(d, x[i]))
+            return i;
+    return count;
+}
+
+/* A flat C-order index as "(1, 0, 2)" in the dims given. */
+static void format_element(char *buf, size_t size, int ndim, const size_t *dims, size_t flat)
+{
+    size_t at[4] = {0};
+    for (int k = ndim - 1; k >= 0; k--) {
+        at[k] = flat % dims[k];
+        flat /= dims[k];
+    }
+    size_t used = 0;
+    for (int k = 0; k < ndim && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu", k ? ", " : "(", at[k]);
+    if (used < size)
+        snprintf(buf + used, size - used, ")");
+}
+
+/* Why data for dtype d cannot be stored: the flag, the file and its first value beyond
+ * d's range, in the file's own indices, into why; false when every value fits. Only
+ * files and filters can hold such values: the drawn inputs and weights lie in [-1, 1),
+ * an image's pixels in [0, 255]. */
+static bool data_beyond_range(const struct conv_request *q, const struct host_problem *p,
+                              enum dtype d, char *why, size_t size)
+{
+    const struct conv_shape *s = &p->shape;
+    char range[96], where[96];
+    snprintf(range, sizeof range, "beyond %s's range (its largest finite value is %g)",
+             dtype_name(d), dtype_largest(d));
+    size_t at = input_count(s);
+    if (q->input && (at = first_unstorable(d, p->input, input_count(s))) < input_count(s)) {
+        const size_t all[4] = {(size_t)s->n, (size_t)s->cin, (size_t)s->h, (size_t)s->w};
+        format_element(where, sizeof where, p->input_ndim, all + 4 - p->input_ndim, at);
+        snprintf(why, size, "--input %s: element %s (flat index %zu) is %g, %s", q->input, where,
+                 at, (double)p->input[at], range);
+        return true;
+    }
+    const size_t count = weight_count(s);
+    if (!(q->weights || q->filter) || (at = first_unstorable(d, p->weights, count)) == count)
+        return false;
+    const size_t taps = (size_t)s->ksize * s->ksize;
+    if (q->weights) {
+        /* The file's rank: RxS (one channel pair) or KxCxRxS. */
+        int ndim = 4;
+        size_t shape[NPY_MAX_DIMS];
+        char err[ERROR_SIZE];
+        if (!npy_read_shape(q->weights, &ndim, shape, err, sizeof err) || ndim != 2)
+            ndim = 4;
+        const size_t all[4] = {(size_t)s->cout, (size_t)s->cin, (size_t)s->ksize,
+                               (size_t)s->ksize};
+        format_element(where, sizeof where, ndim, all + 4 - ndim, at);
+        snprintf(why, size, "--weights %s: element %s (flat index %zu) is %g, %s", q->weights,
+                 where, at, (double)p->weights[at], range);
+    } else { /* the filter's taps, repeated for every channel pair */
+        snprintf(why, size, "--filter %s: the tap at row %zu, column %zu is %g, %s", q->filter,
+                 at % taps / (size_t)s->ksize, at % (size_t)s->ksize, (double)p->weights[at],
+                 range);
+    }
+    return true;
+}
+
+/* Why the variants of a dtype (by rounding_of) cannot take the problem's data, "" when
+ * they can. The variants' unsupported hooks see the shape alone, so the reasons live
+ * here; only fp16 and bf16 can be short of range. */
+#define RANGE_WHY_SIZE 1024
+static char range_why[DTYPE_COUNT][RANGE_WHY_SIZE];
+
+static const char *fp16_range(const struct conv_shape *s)
+{
+    (void)s;
+    return range_why[DTYPE_FP16][0] ? range_why[DTYPE_FP16] : NULL;
+}
+
+static const char *bf16_range(const struct conv_shape *s)
+{
+    (void)s;
+    return range_why[DTYPE_BF16][0] ? range_why[DTYPE_BF16] : NULL;
+}
+
+/* The variant a run on the op's own data applies (op_run.c's choice): --variant, else
+ * the op's apply_variant, else the first. */
+static const struct op_variant *applied_variant(const struct conv_op *c, const char *name)
+{
+    name = name ? name : c->op.apply_variant;
+    for (int i = 0; name && i < c->op.variant_count; i++)
+        if (strcmp(c->variants[i].name, name) == 0)
+            return &c->variants[i];
+    return &c->variants[0];
+}
+
+/* Before any GPU work: data that the dtype of a variant cannot store. Applying one
+ * variant to the data (--input, --image), it is bad input: one line naming the flag, the
+ * file, the first value and the range, and false. Timing (a --filter file), the
+ * variants of that dtype are skipped with the same reason, and so are cuDNN's rows. */
+static bool data_in_range(struct conv_op *c, const struct conv_request *q, const struct options *o)
+{
+    if (c->op.variant_count == 0) /* conv_cudnn_row's problem: the caller's data */
+        return true;
+    memset(range_why, 0, sizeof range_why);
+    char why[RANGE_WHY_SIZE];
+    if (o->mode == MODE_DATA) {
+        const struct op_variant *v = applied_variant(c, o->variant);
+        const enum dtype d = rounding_of(v->dtype);
+        if (!data_beyond_range(q, &c->host, d, why, sizeof why))
+            return true;
+        print_error("%s: %s stores its inputs in %s; scale the data, or pick a --variant of "
+                    "another dtype", why, v->name, dtype_name(d));
+        return false;
+    }
+    for (int i = 0; i < c->op.variant_count; i++) {
+        const enum dtype d = rounding_of(c->variants[i].dtype);
+        if (d != DTYPE_FP16 && d != DTYPE_BF16)
+            continue;
+        if (!range_why[d][0] && data_beyond_range(q, &c->host, d, why, sizeof why))
+            escape_text(range_why[d], sizeof range_why[d], why);
+        if (range_why[d][0])
+            c->variants[i].unsupported = d == DTYPE_FP16 ? fp16_range : bf16_range;
+    }
+    return true;
+}
+
+/* Checked outputs whose reference the output's dtype cannot store (stored, an
+ * infinity); *first gets the first one's flat index. */
+static size_t outputs_beyond_range(const struct gold *g, enum dtype d, size_t *first)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->count; i++)
+        if (unstorable(d, g->value[i]) && n++ == 0)
+            *first = g->index ? g->index[i] : i;
+    return n;
+}
+
 /* Against the gold of the inputs as the variant's dtype stores them; a variant that
- * writes packed signs is checked bit by bit, and its params say so. */
+ * writes packed signs is checked bit by bit, and its params say so. A result whose true
+ * values its dtype cannot store (an fp16 output past 65504 from inputs within range) is
+ * not one: the row fails, its params count those outputs (output_beyond_range=N), and
+ * a line before it says why. */
 static struct check_result check(const struct op_check *k)
 {
     struct conv_op *c = state_of(k->op);
@@ -222,6 +384,17 @@ static struct check_result check(const struct op_check *k)
     float *out = output_as_nchw(s, f, k->after[CONV_OUTPUT]);
     struct check_result r = check_output(g, out, tol);
     free(out);
+    const enum dtype od = output_dtype(d);
+    size_t first = 0;
+    const size_t beyond = outputs_beyond_range(g, od, &first);
+    if (beyond) {
+        r.pass = false;
+        snprintf(k->params, k->params_size, "output_beyond_range=%zu", beyond);
+        printf("(%s: %zu of the %zu outputs checked are beyond %s's range, its largest finite "
+               "value %g, from output %zu on: %s stores them as infinity, so it fails)\n",
+               k->variant->name, beyond, g->count, dtype_name(od), dtype_largest(od), first,
+               dtype_name(od));
+    }
     return r;
 }
 
@@ -307,6 +480,10 @@ static void time_baseline(const struct op *op, const struct op_baseline *b,
     const enum layout l = (enum layout)b->id;
     if ((d == DTYPE_BF16 || d == DTYPE_TF32) && bench->session->gpu.cc_major < 8) {
         row->skipped = "bf16 and TF32 tensor cores need compute capability 8.0";
+        return;
+    }
+    if (range_why[rounding_of(d)][0]) { /* data_in_range */
+        row->skipped = range_why[rounding_of(d)];
         return;
     }
     const int format = format_index((struct conv_format){d, l, OUTPUT_VALUES});
@@ -513,7 +690,8 @@ static int prepare(const struct op *op, struct options *o)
     if (image && !q.shape.ksize)
         q.shape.ksize = IMAGE_DEFAULT_KSIZE;
     c->opts = o;
-    if (load_inputs(&q, &c->host) != 0 || !weights_usable(c->spec, &q, &c->host))
+    if (load_inputs(&q, &c->host) != 0 || !weights_usable(c->spec, &q, &c->host) ||
+        !data_in_range(c, &q, o))
         return EXIT_USAGE;
     o->shape = c->host.shape;
     for (int i = 0; o->mode == MODE_DATA && i < c->op.variant_count; i++)

@@ -20,21 +20,38 @@
  * the three fractions of every frame 1..23. Without --frame the picture is of the frame
  * whose share of recomputed tiles is nearest the mean over frames 1..23, the mean that
  * the executable puts in `params` (recomputed=...): the typical frame of the rows.
- * Exit codes: 0 done, 1 a check between the picture and the lesson's functions failed,
- * 2 bad usage, a missing frame file or a file that cannot be written. It holds every
- * frame's layer input, as the executable does: about 3 GB of host memory on vtest-c64. */
+ * Its files follow the lessons' rules (docs/file_safety.md, common/io/fileutil.h): all
+ * four are checked before any work (a regular file or a new name, never a symlink, FIFO,
+ * device or folder, never a vtest frame, no two of them one file), each is written to a
+ * temporary file beside it, and only when all four are written and synced are they
+ * renamed into place: a run that fails writes none of them (a failure of the renames
+ * themselves, the folder changed during the run, can leave those renamed before it).
+ * Exit codes: 0 done; 1 a check between the picture and the lesson's functions failed
+ * (nothing is written), or a file could not be written at the end (a full disk: none
+ * is written); 2 bad usage, a missing frame file or an output refused before any work.
+ * It holds every frame's layer input, as the executable does: about 3 GB of host memory
+ * on vtest-c64. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
-#include "image.h"
+#include "escape.h"
+#include "fileutil.h"
 #include "problem.h"
 #include "video.h"
 
 #define ERR_BYTES 4352
-#define PATH_BYTES 4096
+#define PATH_BYTES FILENAME_MAX
+#define INFO_BYTES 1024
+#define PIXEL_MAX 255
+
+/* The files it writes: the --out prefix and these suffixes. */
+enum picture_file { FILE_GREY, FILE_ACTIVE, FILE_TILES, FILE_INFO, FILE_COUNT };
+static const char *const file_suffix[FILE_COUNT] = {"_grey.pgm", "_active.pgm", "_tiles.pgm",
+                                                    "_info.txt"};
 
 static void usage(FILE *to)
 {
@@ -49,8 +66,7 @@ static void usage(FILE *to)
 
 static int bad_usage(const char *what, const char *value)
 {
-    fprintf(stderr, "error: %s%s%s (mask_picture --help)\n", what, value ? ": " : "",
-            value ? value : "");
+    print_error("%s%s%s (mask_picture --help)", what, value ? ": " : "", value ? value : "");
     return 2;
 }
 
@@ -109,16 +125,126 @@ static bool grey_frame(const struct conv_shape *s, int pan, int f, float *grey, 
     return true;
 }
 
-static bool write_pgm(const char *prefix, const char *suffix, int h, int w, float *data)
+/* The four paths of --out PREFIX, each checked as the lessons check an output, before
+ * any work: a regular file or a new name in a writable folder (a symlink, FIFO, device
+ * or folder there is refused: the rename would replace it, and a FIFO opened for
+ * writing would wait for a reader), not one of the vtest frames it reads, and no two of
+ * them one file (hard links). false after one error line. */
+static bool outputs_usable(const char *prefix, char (*path)[PATH_BYTES])
 {
-    char path[PATH_BYTES], err[ERR_BYTES];
-    snprintf(path, sizeof path, "%s_%s.pgm", prefix, suffix);
-    struct image img = {.width = w, .height = h, .planes = 1, .data = data};
-    if (!image_write(path, &img, err, sizeof err)) {
-        fprintf(stderr, "error: %s\n", err);
-        return false;
+    static char frame[VTEST_FRAMES][PATH_BYTES];
+    struct file_arg frames[VTEST_FRAMES];
+    for (int f = 0; f < VTEST_FRAMES; f++) {
+        snprintf(frame[f], sizeof frame[f], "%s/vtest_%d.pgm", VTEST_DIR, VTEST_FIRST + f);
+        frames[f] = (struct file_arg){"the frame", frame[f]};
     }
-    printf("wrote %s (%dx%d)\n", path, w, h);
+    char err[ERR_BYTES];
+    for (int i = 0; i < FILE_COUNT; i++) {
+        const int n = snprintf(path[i], PATH_BYTES, "%s%s", prefix, file_suffix[i]);
+        if (n < 0 || n >= PATH_BYTES) {
+            print_error("--out %s: the prefix is too long: %s%s would be over %d bytes", prefix,
+                        prefix, file_suffix[i], PATH_BYTES - 1);
+            return false;
+        }
+        if (!output_path_check((struct file_arg){"--out", path[i]}, frames, VTEST_FRAMES, err,
+                               sizeof err)) {
+            print_error("%s", err);
+            return false;
+        }
+    }
+    for (int i = 0; i < FILE_COUNT; i++)
+        for (int j = i + 1; j < FILE_COUNT; j++)
+            if (same_output(path[i], path[j])) {
+                print_error("--out %s: is the same file as %s, written too: give each output a "
+                            "file of its own", path[j], path[i]);
+                return false;
+            }
+    return true;
+}
+
+/* A pixel as image_write stores it (image.c): rounded, clamped to 0..255. */
+static unsigned char to_byte(float v)
+{
+    if (!(v > 0.0f))
+        return 0;
+    if (v >= (float)PIXEL_MAX)
+        return PIXEL_MAX;
+    return (unsigned char)(v + 0.5f);
+}
+
+/* A binary grey PGM, as image_write writes it, into f; false with errno on failure. */
+static bool put_pgm(FILE *f, int h, int w, const float *data)
+{
+    if (fprintf(f, "P5\n%d %d\n%d\n", w, h, PIXEL_MAX) < 0)
+        return false;
+    unsigned char *row = host_alloc((size_t)w, "a row of the picture");
+    bool ok = true;
+    for (int y = 0; ok && y < h; y++) {
+        for (int x = 0; x < w; x++)
+            row[x] = to_byte(data[(size_t)y * w + x]);
+        ok = fwrite(row, 1, (size_t)w, f) == (size_t)w;
+    }
+    const int saved = errno;
+    free(row);
+    errno = saved;
+    return ok;
+}
+
+/* What the files hold. */
+struct picture {
+    int h, w, tiles_y, tiles_x;
+    const float *image[FILE_INFO]; /* grey, active, tiles */
+    const char *info;
+};
+
+/* Writes every file to a temporary file beside it and syncs it, then renames them all
+ * into place (common/io/fileutil.h): a write that fails (a full disk, a quota) leaves
+ * none of them and no temporary file. The small files go first, so that a disk filling
+ * up fails on a later, larger one (tests/test_mask_picture.sh). false after one error
+ * line naming the file. */
+static bool write_picture(char (*path)[PATH_BYTES], const struct picture *pic)
+{
+    static const int order[FILE_COUNT] = {FILE_INFO, FILE_TILES, FILE_ACTIVE, FILE_GREY};
+    FILE *f[FILE_COUNT] = {NULL};
+    char tmp[FILE_COUNT][PATH_BYTES];
+    bool ok = true;
+    for (int k = 0; ok && k < FILE_COUNT; k++) {
+        const int i = order[k];
+        f[i] = atomic_open(path[i], tmp[i], sizeof tmp[i]);
+        if (!f[i]) {
+            print_error("--out %s: cannot create: %s", path[i], strerror(errno));
+            ok = false;
+            break;
+        }
+        const bool tiles = i == FILE_TILES;
+        const bool wrote = i == FILE_INFO
+                               ? fputs(pic->info, f[i]) >= 0
+                               : put_pgm(f[i], tiles ? pic->tiles_y : pic->h,
+                                         tiles ? pic->tiles_x : pic->w, pic->image[i]);
+        if (!wrote || !atomic_sync(f[i])) {
+            print_error("--out %s: cannot write: %s", path[i], strerror(errno));
+            ok = false;
+        }
+    }
+    for (int i = 0; i < FILE_COUNT; i++) {
+        if (!f[i])
+            continue;
+        if (!ok) {
+            atomic_abort(f[i], tmp[i]);
+        } else if (!atomic_commit(f[i], tmp[i], path[i])) {
+            print_error("--out %s: cannot write: %s", path[i], strerror(errno));
+            ok = false;
+        }
+        f[i] = NULL;
+    }
+    if (!ok)
+        return false;
+    for (int i = 0; i < FILE_INFO; i++) {
+        const bool tiles = i == FILE_TILES;
+        printf("wrote %s (%dx%d)\n", path[i], tiles ? pic->tiles_x : pic->w,
+               tiles ? pic->tiles_y : pic->h);
+    }
+    printf("wrote %s\n", path[FILE_INFO]);
     return true;
 }
 
@@ -202,6 +328,10 @@ int main(int argc, char **argv)
     const char *why = delta_op_shape_problem(&s, param);
     if (why)
         return bad_usage(why, NULL);
+    /* Every file it will write, before any work. */
+    static char path[FILE_COUNT][PATH_BYTES];
+    if (!outputs_usable(out, path))
+        return 2;
 
     const float threshold = (float)param[DELTA_THRESHOLD];
     const int tile = (int)param[DELTA_TILE], pan = (int)param[DELTA_PAN];
@@ -216,7 +346,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < DELTA_TENSOR_COUNT; i++)
         tensor[i] = host_alloc(t[i].bytes, t[i].name);
     if (!delta_op_draw_from(VTEST_DIR, &s, param, 1, tensor, err, sizeof err)) {
-        fprintf(stderr, "error: %s\n", err);
+        print_error("%s", err);
         return 2;
     }
     const float *x = tensor[DELTA_FRAMES];
@@ -280,7 +410,7 @@ int main(int argc, char **argv)
     const size_t pixels = (size_t)s.h * s.w, tiles = (size_t)st.tiles_y * st.tiles_x;
     float *grey = host_alloc(pixels * sizeof *grey, "the grey frame");
     if (!grey_frame(&s, pan, frame, grey, err, sizeof err)) {
-        fprintf(stderr, "error: %s\n", err);
+        print_error("%s", err);
         return 2;
     }
     /* The grey panel is the frame the layer saw: its stem is the drawn input. */
@@ -330,29 +460,26 @@ int main(int argc, char **argv)
            pixels, 100 * at.pixels, changed_count, tiles, 100 * at.changed, reached_count, tiles,
            100 * at.reached, reach, reach == 1 ? "" : "s");
 
-    if (!write_pgm(out, "grey", s.h, s.w, grey) || !write_pgm(out, "active", s.h, s.w, active) ||
-        !write_pgm(out, "tiles", st.tiles_y, st.tiles_x, tile_map))
-        return 2;
-    char path[PATH_BYTES];
-    snprintf(path, sizeof path, "%s_info.txt", out);
-    FILE *info = fopen(path, "w");
-    if (!info) {
-        fprintf(stderr, "error: %s: cannot write\n", path);
-        return 2;
-    }
-    fprintf(info,
-            "preset=%s\ncustom=%d\nh=%d\nw=%d\nc=%d\nksize=%d\nthreshold=%g\ntile=%d\npan=%d\n"
-            "frame=%d\nfile=vtest_%d.pgm\nchosen=%d\nactive_pixels=%zu\npixels=%zu\n"
-            "changed_tiles=%zu\nrecomputed_tiles=%zu\ntiles=%zu\nreach=%d\n"
-            "mean_recomputed=%.4f\n",
-            preset->name, custom, s.h, s.w, s.cin, s.ksize, (double)threshold, tile, pan, frame,
-            VTEST_FIRST + frame, chosen, active_count, pixels, changed_count, reached_count, tiles,
-            reach, mean);
-    if (fclose(info) != 0) {
-        fprintf(stderr, "error: %s: cannot write\n", path);
-        return 2;
-    }
-    printf("wrote %s\n", path);
+    char info[INFO_BYTES];
+    snprintf(info, sizeof info,
+             "preset=%s\ncustom=%d\nh=%d\nw=%d\nc=%d\nksize=%d\nthreshold=%g\ntile=%d\npan=%d\n"
+             "frame=%d\nfile=vtest_%d.pgm\nchosen=%d\nactive_pixels=%zu\npixels=%zu\n"
+             "changed_tiles=%zu\nrecomputed_tiles=%zu\ntiles=%zu\nreach=%d\n"
+             "mean_recomputed=%.4f\n",
+             preset->name, custom, s.h, s.w, s.cin, s.ksize, (double)threshold, tile, pan, frame,
+             VTEST_FIRST + frame, chosen, active_count, pixels, changed_count, reached_count,
+             tiles, reach, mean);
+    /* A picture that disagrees with the lesson's functions is not written, as a lesson
+     * writes no result that failed its check. */
+    if (status != 0)
+        printf("FAIL: nothing written\n");
+    else if (!write_picture(path, &(struct picture){.h = s.h,
+                                                    .w = s.w,
+                                                    .tiles_y = st.tiles_y,
+                                                    .tiles_x = st.tiles_x,
+                                                    .image = {grey, active, tile_map},
+                                                    .info = info}))
+        status = 1;
 
     delta_cpu_free(&st);
     free(grey);

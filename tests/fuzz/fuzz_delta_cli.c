@@ -1,0 +1,136 @@
+/* libFuzzer target for lesson 11's command line: the harness's flag parser (cli.c) with
+ * the op's own numbers, --threshold, --tile and --pan (read_param), and the problem check
+ * they take part in (delta_op_shape_problem: a tile that is a multiple of the 8-pixel
+ * unit, a frame within the 576x768 video), and --frames-csv. Any command line must give a
+ * problem the lesson can run, --help or --list-presets, or exactly one error line; never
+ * a crash, leak or undefined behaviour. The input is the arguments, each ended by a NUL
+ * byte, as the kernel hands them to main(). */
+#define _POSIX_C_SOURCE 200809L /* fmemopen */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fuzz_support.h"
+#include "lesson.h"
+#include "problem.h"
+#include "video.h"
+
+#define MAX_ARGS 64
+/* Room for --help and --list-presets; an error line is far shorter. */
+#define PRINTED_SIZE 16384
+
+static void no_run(const struct op_args *a)
+{
+    (void)a;
+}
+
+/* Lesson 11's op as far as its flags go (lessons/11_delta/main.c): its variants' names,
+ * presets, numbers, problem check and frames. */
+static const struct op_variant variants[] = {
+    {.name = "dense", .what = "a variant", .run = no_run},
+    {.name = "tile_mask", .what = "a variant", .run = no_run},
+    {.name = "delta_update", .what = "a variant", .run = no_run},
+    {.name = "delta_compact", .what = "a variant", .run = no_run},
+};
+
+static const struct op video = {
+    .shape_help = "--cin C = --cout C channels, --size HxW at most 576x768, --ksize k; batch 1",
+    .presets = delta_presets,
+    .preset_count = DELTA_PRESET_COUNT,
+    .variants = variants,
+    .variant_count = 4,
+    .layout_names = delta_layout_names,
+    .params = delta_params,
+    .param_count = DELTA_PARAM_COUNT,
+    .shape_problem = delta_op_shape_problem,
+    .frames = delta_op_frames,
+    .tensors = delta_op_tensors,
+};
+
+static const struct lesson lesson = {.name = "11_delta",
+                                     .title = "delta convolution, flags only",
+                                     .default_preset = "vtest-c64",
+                                     .min_compute_capability = 75,
+                                     .op = &video};
+
+/* Splits the input at its NUL bytes into argv[1..]; a last argument without one counts
+ * too. Returns argc. */
+static int split_arguments(char *text, size_t size, char **argv)
+{
+    int argc = 0;
+    argv[argc++] = "11_delta";
+    for (size_t i = 0; i < size && argc < MAX_ARGS; i += strlen(text + i) + 1)
+        argv[argc++] = text + i;
+    return argc;
+}
+
+static void check_options(const struct options *o)
+{
+    fuzz_require(o->mode == MODE_BENCH); /* no files, no data flags */
+    fuzz_require(o->reps >= 1 && o->reps <= MAX_REPS);
+    fuzz_require(o->warmup >= 0 && o->warmup <= MAX_REPS);
+    fuzz_require(o->preset != NULL);
+    bool known = o->variant == NULL;
+    for (int i = 0; i < video.variant_count; i++)
+        known = known || strcmp(o->variant, variants[i].name) == 0;
+    fuzz_require(known);
+    /* Every number within its stated range, whole where it says so. */
+    for (int i = 0; i < DELTA_PARAM_COUNT; i++) {
+        const struct op_param *p = &delta_params[i];
+        const double v = o->param[i];
+        fuzz_require(isfinite(v) && v >= p->lo && v <= p->hi);
+        fuzz_require(!p->integer || v == floor(v));
+    }
+    fuzz_require((int)o->param[DELTA_TILE] % DELTA_UNIT == 0);
+    /* A problem the op takes: the frames within the video, batch 1, cin = cout. */
+    const struct conv_shape *s = &o->shape;
+    fuzz_require(delta_op_shape_problem(s, o->param) == NULL);
+    fuzz_require(s->n == 1 && s->cin >= 1 && s->cin == s->cout && s->h >= 1 && s->w >= 1);
+    fuzz_require(s->h <= VTEST_HEIGHT && s->w <= VTEST_WIDTH);
+    fuzz_require(s->ksize >= 1 && s->ksize <= DELTA_MAX_KSIZE && s->ksize % 2 == 1);
+    fuzz_require(delta_op_frames(s) == VTEST_FRAMES);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    fuzz_require(text != NULL);
+    memcpy(text, data, size);
+    text[size] = '\0';
+    char *argv[MAX_ARGS + 1] = {NULL};
+    int argc = split_arguments(text, size, argv);
+
+    /* What the parser prints, caught in memory (the sanitizers' reports go to file
+     * descriptor 2 and are not caught). */
+    static char printed[PRINTED_SIZE], errors[PRINTED_SIZE];
+    memset(errors, 0, sizeof errors);
+    FILE *out = stdout, *err = stderr;
+    stdout = fmemopen(printed, sizeof printed, "w");
+    stderr = fmemopen(errors, sizeof errors, "w");
+    fuzz_require(stdout && stderr);
+    struct options o;
+    enum cli_status status = parse_options(&lesson, argc, argv, &o);
+    fclose(stdout);
+    fclose(stderr);
+    stdout = out;
+    stderr = err;
+
+    const char *newline = strchr(errors, '\n');
+    switch (status) {
+    case CLI_EXIT_USAGE:
+        fuzz_require(strncmp(errors, "error: ", 7) == 0 && newline && newline[1] == '\0');
+        break;
+    case CLI_RUN:
+        check_options(&o);
+        /* fall through */
+    case CLI_EXIT_OK:
+        fuzz_require(errors[0] == '\0');
+        break;
+    default:
+        fuzz_require(0);
+    }
+    free(text);
+    return 0;
+}
