@@ -7,13 +7,15 @@
 #           this GPU at load, so the T4's and the A100's code paths run here) and runs
 #           the GPU tests on each, the emulation tests left out (their expectations are
 #           the normal build's)
+#   python  the PyTorch package (python/) installed into this machine's Python and its
+#           tests, GPU ones included (pytest python/tests)
 #   bench   the full benchmark sweep (scripts/bench.sh --full); LESSONS="0[1-4]_*"
 #           limits it to some lessons, for machines that cap one command's time
 #   extras  PyTorch's rows (scripts/pytorch_rows.py, and scripts/pytorch_covariance.py
 #           for lesson 10), the cross-lesson agreement of the cuDNN rows
 #           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, what the
 #           timing protocol adds to a kernel (launch_floor), the plots
-# No stage: all four, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
+# No stage: all five, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
 # frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
 # build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
@@ -26,7 +28,7 @@ csv=$work/bench.csv
 mkdir -p "$out" "$work"
 summary=$out/summary.txt
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || { stages=(test ptx bench extras); rm -f "$csv" "$work/frames.csv" "$work/11_sweep.csv"; }
+[ ${#stages[@]} -gt 0 ] || { stages=(test ptx python bench extras); rm -f "$csv" "$work/frames.csv" "$work/11_sweep.csv"; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "gpu-check: no GPU here (nvidia-smi lists none); run it on a GPU machine" | tee -a "$summary"
@@ -66,6 +68,10 @@ for stage in "${stages[@]}"; do
             grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ptx$arch-test.log" \
                 | tail -n 40 | tee -a "$summary"
         done ;;
+    python)
+        step python-install python3 -m pip install --no-build-isolation --no-deps "$root/python"
+        step python-test python3 -m pytest "$root/python/tests" -v -rs
+        tail -n 3 "$out/python-test.log" | tee -a "$summary" ;;
     bench)
         step "bench${LESSONS:+-part}" "$root/scripts/bench.sh" --full "$root/build" "$work"
         grep -hE "^(==|skipped)|FAIL|warning" "$out"/bench*.log | tail -n 80 >>"$summary" ;;
@@ -97,7 +103,7 @@ for stage in "${stages[@]}"; do
         [ -s "$work/frames.csv" ] &&
             step plot_frames "$py" "$root/plots/plot_frames.py" "$work/frames.csv" --out "$work/img"
         [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img ;;
-    *) echo "gpu-check: unknown stage '$stage' (test, ptx, bench, extras)"; exit 2 ;;
+    *) echo "gpu-check: unknown stage '$stage' (test, ptx, python, bench, extras)"; exit 2 ;;
     esac
 done
 cp "$csv" "$out/bench.csv" 2>/dev/null

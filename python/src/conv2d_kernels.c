@@ -1,0 +1,134 @@
+/* The course's fastest kernel for each convolution, from the measured tables of
+ * results/h200/bench.csv: for fp32, lesson 05's strip_ring on single-channel images and
+ * lesson 07's implicit_gemm_async on multi-channel layers; on tensor cores, lesson 08's
+ * wgmma where its TMA path runs 128-channel tiles and mma.sync elsewhere. */
+#include "conv2d_kernels.h"
+
+#include <stdio.h>
+
+#include "lessons/05_register_tiling/ring_window.h"
+#include "lessons/07_multichannel/implicit_gemm.h"
+#include "lessons/08_tensor_cores/kernels.h"
+
+/* Every lesson's minimum (mma.sync's fp16 needs 8.0, as lesson 08's table says). */
+#define COURSE_CC 75
+#define MMA_CC 80
+#define WMMA_CC 70
+#define WGMMA_CC 90
+/* Lesson 07 puts output-channel tiles in gridDim.y (at most 65535), 128 channels each
+ * above 64 channels. */
+#define MAX_GRID_Y 65535
+#define GEMM_TILE_COUT 128
+/* wgmma's TMA path needs whole 16-byte rows of channels (8 fp16 or bf16), and below
+ * 65 output channels mma.sync's narrow tiles win: unet-3x64 and unet-64x64 took 0.19
+ * and 0.32 ms on mma_fp16, 0.44 and 0.48 ms on wgmma_fp16 (H200). */
+#define TMA_CHANNELS 8
+#define WGMMA_MIN_COUT 65
+
+/* Lesson 05's setup copies the bias into constant memory from device memory: a layer
+ * without one gets a zero there (constant_filter.c). */
+static size_t zero_bias_bytes(const struct conv_shape *s)
+{
+    (void)s;
+    return sizeof(float);
+}
+
+static const char *too_many_channel_tiles(const struct conv_shape *s)
+{
+    return (s->cout + GEMM_TILE_COUT - 1) / GEMM_TILE_COUT > MAX_GRID_Y
+               ? "more than 65535 x 128 output channels"
+               : NULL;
+}
+
+static const char *mma_is_faster(const struct conv_shape *s)
+{
+    return s->cin % TMA_CHANNELS != 0 || s->cout < WGMMA_MIN_COUT ? "mma.sync is faster here"
+                                                                  : NULL;
+}
+
+static const struct conv2d_kernel kernels[] = {
+    {.name = "05_register_tiling/strip_ring",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = single_channel_only,
+     .scratch_bytes = zero_bias_bytes,
+     .setup = setup_ring_window,
+     .run = launch_strip_ring,
+     .constant_filter = true},
+    {.name = "07_multichannel/implicit_gemm_async",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = too_many_channel_tiles,
+     .scratch_bytes = implicit_gemm_scratch_bytes,
+     .setup = setup_conv2d_implicit_gemm,
+     .run = launch_conv2d_implicit_gemm_async},
+    {.name = "08_tensor_cores/mma_tf32",
+     .dtype = DTYPE_TF32,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = MMA_CC, .smem_bytes = mma_smem_bytes},
+     .run = launch_conv2d_mma_tf32},
+    {.name = "08_tensor_cores/3xtf32",
+     .dtype = DTYPE_3XTF32,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = MMA_CC, .smem_bytes = mma_3xtf32_smem_bytes},
+     .run = launch_conv2d_3xtf32},
+    {.name = "08_tensor_cores/wgmma_fp16",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = WGMMA_CC, .arch_specific = true, .code_cc = wgmma_code_cc},
+     .unsuited = mma_is_faster,
+     .run = launch_conv2d_wgmma_fp16},
+    {.name = "08_tensor_cores/mma_fp16",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = MMA_CC, .smem_bytes = mma_smem_bytes},
+     .run = launch_conv2d_mma_fp16},
+    /* The tensor cores of a T4 (7.5), which mma.sync's m16n8k16 does not reach. */
+    {.name = "08_tensor_cores/wmma_fp16",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = WMMA_CC},
+     .run = launch_conv2d_wmma_fp16},
+    {.name = "08_tensor_cores/wgmma_bf16",
+     .dtype = DTYPE_BF16,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = WGMMA_CC, .arch_specific = true, .code_cc = wgmma_code_cc},
+     .unsuited = mma_is_faster,
+     .run = launch_conv2d_wgmma_bf16},
+    {.name = "08_tensor_cores/mma_bf16",
+     .dtype = DTYPE_BF16,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = MMA_CC, .smem_bytes = mma_smem_bytes},
+     .run = launch_conv2d_mma_bf16},
+};
+
+const struct conv2d_kernel *conv2d_kernel_for(const struct conv_shape *s, enum dtype d,
+                                              enum layout l, const struct gpu_info *g, char *why,
+                                              size_t why_size)
+{
+    /* The last candidate is the least demanding: its reason is the one to give. */
+    const struct conv2d_kernel *last = NULL;
+    const char *reason = NULL;
+    char unmet[256];
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        const struct conv2d_kernel *k = &kernels[i];
+        if (k->dtype != d || k->layout != l)
+            continue;
+        last = k;
+        reason = k->unsuited ? k->unsuited(s) : NULL;
+        if (!reason)
+            reason = gpu_needs_unmet(&k->needs, g, s, unmet, sizeof unmet);
+        if (!reason)
+            return k;
+    }
+    if (!last)
+        snprintf(why, why_size,
+                 "the course has no %s kernel in the %s layout (fp32 runs in nchw; "
+                 "tf32, 3xtf32, fp16 and bf16 in nhwc)",
+                 dtype_name(d), layout_name(l));
+    else
+        snprintf(why, why_size, "%s: %s", last->name, reason);
+    return NULL;
+}

@@ -1,0 +1,105 @@
+"""libconv_torch.so's C ABI (python/src/conv_torch.h) called directly: every bad argument
+gets its status and one line, and the process goes on. Without a GPU the valid calls
+report CUDA's error instead of running.
+
+    CONV_LESSONS_LIBRARY=build-py/python/libconv_torch.so pytest python/tests/test_c_abi.py
+"""
+
+import ctypes
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+from conv_lessons import _library  # noqa: E402  (after the skip above)
+
+OK, BAD_ARGUMENT, UNSUPPORTED, CUDA_ERROR = 0, 1, 2, 3
+FP32, FP16, NCHW, NHWC = 0, 3, 0, 1
+
+
+@pytest.fixture(scope="module")
+def lib():
+    try:
+        return _library.library()
+    except RuntimeError as e:
+        pytest.skip(f"libconv_torch.so is not built: {e}")
+
+
+def plan(lib, shape, dtype=FP32, layout=NCHW, device=0):
+    kernel, scratch = ctypes.c_char_p(), ctypes.c_size_t()
+    err = ctypes.create_string_buffer(512)
+    status = lib.conv_torch_conv2d_plan(device, *shape, dtype, layout, ctypes.byref(kernel),
+                                        ctypes.byref(scratch), err, len(err))
+    return status, err.value.decode(), kernel.value, scratch.value
+
+
+def run(lib, shape, x=16, w=16, b=None, y=16, dtype=FP32, layout=NCHW):
+    """conv_torch_conv2d on fake addresses: it must refuse before touching them."""
+    err = ctypes.create_string_buffer(512)
+    status = lib.conv_torch_conv2d(0, None, x, w, b, y, None, 0, *shape, dtype, layout, err,
+                                   len(err))
+    return status, err.value.decode()
+
+
+BAD_PLANS = [
+    # (what, n, cin, cout, h, w, ksize, dtype, layout, status, message)
+    ("even ksize", (1, 1, 1, 8, 8, 4), FP32, NCHW, BAD_ARGUMENT, "ksize 4: an odd filter size"),
+    ("ksize 33", (1, 1, 1, 8, 8, 33), FP32, NCHW, BAD_ARGUMENT, "from 1 to 31"),
+    ("ksize 0", (1, 1, 1, 8, 8, 0), FP32, NCHW, BAD_ARGUMENT, "ksize 0"),
+    ("no channels", (1, 0, 1, 8, 8, 3), FP32, NCHW, BAD_ARGUMENT, "cin must be at least 1"),
+    ("negative height", (1, 1, 1, -8, 8, 3), FP32, NCHW, BAD_ARGUMENT, "not negative"),
+    ("dtype 5", (1, 1, 1, 8, 8, 3), 5, NCHW, BAD_ARGUMENT, "dtype 5"),
+    ("layout 2", (1, 1, 1, 8, 8, 3), FP32, 2, BAD_ARGUMENT, "layout 2"),
+    ("2^31 elements", (1, 1, 1, 50000, 50000, 3), FP32, NCHW, UNSUPPORTED, "2^31-1 elements"),
+]
+
+
+@pytest.mark.parametrize("what, shape, dtype, layout, status, message", BAD_PLANS,
+                         ids=[p[0] for p in BAD_PLANS])
+def test_bad_plan(lib, what, shape, dtype, layout, status, message):
+    got, err, _, _ = plan(lib, shape, dtype, layout)
+    assert got == status and message in err
+
+
+def test_bad_device(lib):
+    status, err, _, _ = plan(lib, (1, 1, 1, 8, 8, 3), device=999)
+    if torch.cuda.is_available():
+        assert status == BAD_ARGUMENT and err.startswith("device 999: CUDA sees")
+    else:
+        assert status == CUDA_ERROR
+
+
+BAD_RUNS = [
+    # (what, keyword arguments of run, message)
+    ("null input", dict(x=None), "a NULL input"),
+    ("null output", dict(y=None), "a NULL input, weights or output"),
+    ("misaligned input", dict(x=18), "not aligned to its element (4 bytes)"),
+    ("misaligned bias", dict(b=2), "not aligned"),
+    ("misaligned output", dict(y=20), "output is not 16-byte aligned"),
+    ("fp16 input", dict(x=17, dtype=FP16, layout=NHWC), "(2 bytes)"),
+]
+
+
+@pytest.mark.parametrize("what, kwargs, message", BAD_RUNS, ids=[r[0] for r in BAD_RUNS])
+def test_bad_run(lib, what, kwargs, message):
+    status, err = run(lib, (1, 2, 3, 8, 8, 3), **kwargs)
+    assert status == BAD_ARGUMENT and message in err
+
+
+def test_empty_output_launches_nothing(lib):
+    assert run(lib, (0, 2, 3, 8, 8, 3), x=None, w=None, y=None) == (OK, "")
+
+
+def test_valid_plan(lib):
+    status, err, kernel, scratch = plan(lib, (2, 3, 8, 16, 16, 3))
+    if not torch.cuda.is_available():
+        assert status == CUDA_ERROR and err.startswith("CUDA: cudaGetDeviceCount failed")
+        return
+    assert status == OK and kernel == b"07_multichannel/implicit_gemm_async" and scratch > 0
+
+
+def test_layout_without_kernel(lib):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU: torch.cuda.is_available() is False")
+    status, err, _, _ = plan(lib, (1, 2, 3, 8, 8, 3), FP32, NHWC)
+    assert status == UNSUPPORTED and "no fp32 kernel in the nhwc layout" in err
