@@ -13,6 +13,7 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     conv2d_naive(const float *in, const float *weights, const float *bias, float *out, int h, int w,
                  int ksize, int first_row)
 {
+    /* [page: naive-kernel] */
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = first_row + blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= w || y >= h)
@@ -20,9 +21,12 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     const size_t plane = (size_t)blockIdx.z * h * w;
     const float acc = conv_at(in + plane, weights, h, w, ksize, x, y);
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
+    /* [/page: naive-kernel] */
 }
 
+/* [page: naive-launch] */
 extern "C" void launch_conv2d_naive(const struct conv_args *a, int block_x, int block_y)
 {
     launch_over_image(conv2d_naive, dim3(block_x, block_y), block_x, block_y, a);
 }
+/* [/page: naive-launch] */

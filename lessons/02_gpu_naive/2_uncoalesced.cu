@@ -12,8 +12,10 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     conv2d_naive_uncoalesced(const float *in, const float *weights, const float *bias, float *out,
                              int h, int w, int ksize, int first_row)
 {
+    /* [page: uncoalesced-index] */
     const int x = blockIdx.x * blockDim.y + threadIdx.y;
     const int y = first_row + blockIdx.y * blockDim.x + threadIdx.x;
+    /* [/page: uncoalesced-index] */
     if (x >= w || y >= h)
         return;
     const size_t plane = (size_t)blockIdx.z * h * w;
@@ -21,8 +23,10 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
 
+/* [page: uncoalesced-launch] */
 /* A block of block_x x block_y threads covers block_y columns and block_x rows. */
 extern "C" void launch_conv2d_naive_uncoalesced(const struct conv_args *a, int block_x, int block_y)
 {
     launch_over_image(conv2d_naive_uncoalesced, dim3(block_x, block_y), block_y, block_x, a);
 }
+/* [/page: uncoalesced-launch] */

@@ -14,6 +14,7 @@
 typedef void (*naive_kernel)(const float *in, const float *weights, const float *bias, float *out,
                              int h, int w, int ksize, int first_row);
 
+/* [page: conv-at] */
 /* Output pixel (x, y) of one plane: zero-padded cross-correlation. */
 static __device__ float conv_at(const float *plane, const float *weights, int h, int w, int ksize,
                                 int x, int y)
@@ -32,12 +33,14 @@ static __device__ float conv_at(const float *plane, const float *weights, int h,
     }
     return acc;
 }
+/* [/page: conv-at] */
 
 /* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int tile_h,
                               const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
+    /* [page: launch-over-image] */
     for_each_grid_chunk(s, tile_w, tile_h, [&](dim3 grid, int plane, int first_row) {
         const size_t offset = (size_t)plane * s->h * s->w;
         kernel<<<grid, block, 0, a->stream>>>(input_f32(a) + offset, weights_f32(a), a->bias,
@@ -45,6 +48,7 @@ static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int t
                                               first_row);
         CUDA_CHECK_LAUNCH();
     });
+    /* [/page: launch-over-image] */
 }
 
 #endif
