@@ -205,32 +205,44 @@ bool image_write(const char *path, const struct image *img, char *err, size_t er
         (long long)img->width * img->height > INT32_MAX)
         return file_error(err, err_size, path, "cannot write a %dx%d image", img->width, img->height);
 
+    char tmp_path[FILENAME_MAX];
+    FILE *f = atomic_open(path, tmp_path, sizeof tmp_path);
+    if (!f)
+        return file_error(err, err_size, path, "cannot create: %s", strerror(errno));
+    /* Write errors stick in the stream's error flag, which atomic_commit checks. */
+    if (!image_put(f, img)) {
+        const int saved = errno;
+        atomic_abort(f, tmp_path);
+        return file_error(err, err_size, path, "cannot write: %s", strerror(saved));
+    }
+    if (!atomic_commit(f, tmp_path, path))
+        return file_error(err, err_size, path, "cannot write: %s", strerror(errno));
+    return true;
+}
+
+bool image_put(FILE *f, const struct image *img)
+{
     size_t pixels = (size_t)img->width * (size_t)img->height;
     size_t row_bytes = (size_t)img->width * (size_t)img->planes;
     unsigned char *row = malloc(row_bytes);
-    if (!row)
-        return file_error(err, err_size, path, "out of memory");
-    char tmp_path[FILENAME_MAX];
-    FILE *f = atomic_open(path, tmp_path, sizeof tmp_path);
-    if (!f) {
-        free(row);
-        return file_error(err, err_size, path, "cannot create: %s", strerror(errno));
+    if (!row) {
+        errno = ENOMEM;
+        return false;
     }
-    fprintf(f, "P%c\n%d %d\n%d\n", img->planes == GREY_PLANES ? '5' : '6', img->width,
-            img->height, PIXEL_MAX);
-    for (int y = 0; y < img->height; y++) {
+    bool ok = fprintf(f, "P%c\n%d %d\n%d\n", img->planes == GREY_PLANES ? '5' : '6',
+                      img->width, img->height, PIXEL_MAX) >= 0;
+    for (int y = 0; ok && y < img->height; y++) {
         size_t base = (size_t)y * (size_t)img->width;
         for (int x = 0; x < img->width; x++)
             for (int p = 0; p < img->planes; p++)
                 row[(size_t)x * (size_t)img->planes + (size_t)p] =
                     to_byte(img->data[(size_t)p * pixels + base + (size_t)x]);
-        fwrite(row, 1, row_bytes, f);
+        ok = fwrite(row, 1, row_bytes, f) == row_bytes;
     }
+    const int saved = errno;
     free(row);
-    /* Write errors stick in the stream's error flag, which atomic_commit checks. */
-    if (!atomic_commit(f, tmp_path, path))
-        return file_error(err, err_size, path, "cannot write: %s", strerror(errno));
-    return true;
+    errno = saved;
+    return ok;
 }
 
 void image_free(struct image *img)

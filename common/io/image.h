@@ -6,6 +6,7 @@
 #define IMAGE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -22,6 +23,9 @@ bool image_read(const char *path, struct image *img, char *err, size_t err_size)
 /* Rounds and clamps to [0, 255]; .pgm for 1 plane, .ppm for 3. Writes through a
  * temporary file renamed into place. */
 bool image_write(const char *path, const struct image *img, char *err, size_t err_size);
+/* The same bytes into an open stream (a caller that writes several files and renames
+ * them together); false, with errno, when a write fails. */
+bool image_put(FILE *f, const struct image *img);
 void image_free(struct image *img);
 
 #ifdef __cplusplus

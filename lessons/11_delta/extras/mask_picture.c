@@ -40,13 +40,13 @@
 #include "alloc.h"
 #include "escape.h"
 #include "fileutil.h"
+#include "image.h"
 #include "problem.h"
 #include "video.h"
 
 #define ERR_BYTES 4352
 #define PATH_BYTES FILENAME_MAX
 #define INFO_BYTES 1024
-#define PIXEL_MAX 255
 
 /* The files it writes: the --out prefix and these suffixes. */
 enum picture_file { FILE_GREY, FILE_ACTIVE, FILE_TILES, FILE_INFO, FILE_COUNT };
@@ -162,34 +162,6 @@ static bool outputs_usable(const char *prefix, char (*path)[PATH_BYTES])
     return true;
 }
 
-/* A pixel as image_write stores it (image.c): rounded, clamped to 0..255. */
-static unsigned char to_byte(float v)
-{
-    if (!(v > 0.0f))
-        return 0;
-    if (v >= (float)PIXEL_MAX)
-        return PIXEL_MAX;
-    return (unsigned char)(v + 0.5f);
-}
-
-/* A binary grey PGM, as image_write writes it, into f; false with errno on failure. */
-static bool put_pgm(FILE *f, int h, int w, const float *data)
-{
-    if (fprintf(f, "P5\n%d %d\n%d\n", w, h, PIXEL_MAX) < 0)
-        return false;
-    unsigned char *row = host_alloc((size_t)w, "a row of the picture");
-    bool ok = true;
-    for (int y = 0; ok && y < h; y++) {
-        for (int x = 0; x < w; x++)
-            row[x] = to_byte(data[(size_t)y * w + x]);
-        ok = fwrite(row, 1, (size_t)w, f) == (size_t)w;
-    }
-    const int saved = errno;
-    free(row);
-    errno = saved;
-    return ok;
-}
-
 /* What the files hold. */
 struct picture {
     int h, w, tiles_y, tiles_x;
@@ -219,8 +191,9 @@ static bool write_picture(char (*path)[PATH_BYTES], const struct picture *pic)
         const bool tiles = i == FILE_TILES;
         const bool wrote = i == FILE_INFO
                                ? fputs(pic->info, f[i]) >= 0
-                               : put_pgm(f[i], tiles ? pic->tiles_y : pic->h,
-                                         tiles ? pic->tiles_x : pic->w, pic->image[i]);
+                               : image_put(f[i], &(struct image){tiles ? pic->tiles_x : pic->w,
+                                                                 tiles ? pic->tiles_y : pic->h, 1,
+                                                                 (float *)pic->image[i]});
         if (!wrote || !atomic_sync(f[i])) {
             print_error("--out %s: cannot write: %s", path[i], strerror(errno));
             ok = false;
