@@ -43,9 +43,17 @@ test: build
 bench: build
 	scripts/bench.sh $(BUILD) $(BUILD)/bench
 
-# Plots of the committed reference results, for the docs.
+# Plots of the committed reference results, for the docs: every results chart a page of
+# docs/ shows (--shown-in docs: no chart that no page shows), each recording the CSV rows
+# it drew; tests/check_plots_fresh.py fails when one no longer matches its CSV.
 plots:
-	$(PYTHON) plots/plot.py results/*/bench.csv --out docs/img
+	$(PYTHON) plots/plot.py results/*/bench.csv --out docs/img --shown-in docs
+	$(PYTHON) plots/course_at_a_glance.py results/h200/bench.csv --out docs/img
+	$(PYTHON) plots/04_crossover.py results/h200/bench.csv
+	$(PYTHON) plots/plot_frames.py results/h200/11_frames.csv --out docs/img --shown-in docs
+	$(PYTHON) plots/compare_gpus.py results/h100/bench.csv results/h200/bench.csv \
+	    --out docs/img --shown-in docs --no-table
+	python3 tests/check_plots_fresh.py .
 
 gpu-check:
 	scripts/gpu-check.sh

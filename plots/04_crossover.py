@@ -6,7 +6,8 @@ Reads:  a bench CSV (default results/h200/bench.csv), the rows of lessons 02, 03
         When a row was measured several times, the last wins.
 Writes: docs/img/04_crossover.png: left, median time per kernel against the filter size;
         right, each kernel's speed-up over the naive kernel (02 block32x8), so a crossing
-        of two lines is a crossover.
+        of two lines is a crossover. The PNG records the CSV rows it read, those of
+        lessons 02-04, in its metadata (plots/provenance.py).
 Exit codes: 0 done; 2 the CSV is missing or lacks a row the chart needs.
 
     python3 plots/04_crossover.py [CSV]
@@ -20,8 +21,10 @@ import matplotlib
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
 
+import provenance  # noqa: E402  (plots/ is on the path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "diagrams"))
-from diagram import save  # noqa: E402
+from diagram import DPI, IMG_DIR  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CSV = REPO / "results" / "h200" / "bench.csv"
@@ -60,6 +63,17 @@ def series(times, lesson, variant):
         sys.exit(f"04_crossover.py: no PASS row {missing} at {SIDE}x{SIDE}")
 
 
+def save(fig, name, metadata):
+    """Writes fig to docs/img/<name> under a temporary name, then renames it, as the
+    diagrams' save() does, with metadata: the rows it drew (provenance.metadata())."""
+    IMG_DIR.mkdir(parents=True, exist_ok=True)
+    path = IMG_DIR / name
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=DPI, metadata=metadata)
+    tmp.replace(path)
+    print(f"wrote {path}")
+
+
 def main():
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CSV
     if not path.is_file():
@@ -87,7 +101,9 @@ def main():
     fig.suptitle(f"Lessons 02-04 on one {SIDE}x{SIDE} image, {device} "
                  f"({path.parent.name}/{path.name})")
     fig.tight_layout(rect=(0, 0.1, 1, 1))
-    save(fig, "04_crossover.png")
+    lessons = sorted({lesson for lesson, *_ in KERNELS})
+    save(fig, "04_crossover.png",
+         provenance.metadata(__file__, [provenance.source(path, {"lesson": lessons})]))
     return 0
 
 

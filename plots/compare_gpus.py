@@ -18,14 +18,19 @@ Writes: into --out (default docs/img), after the slugs of the two GPU names:
               speed-up over cuDNN on GPU A and on GPU B; one panel per dtype/layout
           compare_<slugA>_<slugB>.md  the matched rows whose ratio changes by more than
               --threshold (|B/A - 1|), per lesson by size of change, and a summary line
-              per lesson; the same Markdown is printed on stdout
+              per lesson; the same Markdown is printed on stdout (--no-table: neither
+              written nor printed)
         One line per written file on stdout. Each file is written to a temporary name
-        and renamed, so a reader never sees half a file.
+        and renamed, so a reader never sees half a file. Each PNG records the CSV rows
+        it drew, the lesson's rows of both files, in its metadata (plots/provenance.py).
+        With --shown-in DIR only the charts a Markdown page under DIR shows
+        (img/NAME.png) are written.
 Exit codes: 0 done; 2 a CSV is missing, unreadable, has another header, a malformed
 row, no GPU rows or rows of several GPUs, or --out cannot be written (one line on
 stderr naming the file).
 
-    python3 plots/compare_gpus.py A.csv B.csv [--out DIR] [--threshold 0.10]
+    python3 plots/compare_gpus.py A.csv B.csv [--out DIR] [--threshold 0.10] [--no-table]
+                                  [--shown-in PAGES_DIR]
 """
 import argparse
 import math
@@ -35,6 +40,7 @@ import sys
 import tempfile
 
 import plot  # the CSV reader and drawing conventions (also selects matplotlib's Agg)
+import provenance
 from plot import CUDNN, CUSTOM, PRESET_ORDER, CsvError, is_gpu_row, lesson_number, slugify
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -362,6 +368,12 @@ def parse_args(argv):
     parser.add_argument("--threshold", type=threshold_arg, default=DEFAULT_THRESHOLD,
                         help="list rows whose ratio changes by more than this, relative "
                         f"(|B/A - 1|; default {DEFAULT_THRESHOLD:g})")
+    parser.add_argument("--no-table", action="store_true",
+                        help="no Markdown table, neither written nor printed: the charts "
+                        "alone (`make plots`)")
+    parser.add_argument("--shown-in", metavar="PAGES_DIR",
+                        help="write only the charts a Markdown page under PAGES_DIR shows "
+                        "(img/NAME.png), as `make plots` does with docs")
     return parser.parse_args(argv)
 
 
@@ -377,26 +389,37 @@ def main(argv=None):
     stem = f"compare_{slugify(gpu_a)}_{slugify(gpu_b)}"
     lessons = compare(rows_a, rows_b)
     text = markdown(gpu_a, gpu_b, args.csv_a, args.csv_b, lessons, args.threshold)
+    shown = provenance.shown_images(args.shown_in) if args.shown_in else None
     written = []
     try:
         for entry in lessons:
             if not entry["in_a"] or not entry["in_b"]:
                 continue
+            name = f"{stem}_{slugify_lesson(entry['lesson'])}.png"
+            if shown is not None and name not in shown:
+                continue
+            where = {"lesson": [entry["lesson"]]}
+            info = provenance.metadata(__file__, [provenance.source(args.csv_a, where),
+                                                  provenance.source(args.csv_b, where)])
             fig = chart_lesson(entry["lesson"], gpu_a, gpu_b, rows_a, rows_b)
             if fig is None:
                 continue
-            target = os.path.join(args.out, f"{stem}_{slugify_lesson(entry['lesson'])}.png")
-            plot.save(fig, target)
+            plot.save(fig, os.path.join(args.out, name), info)
+            written.append(os.path.join(args.out, name))
+        if not args.no_table:
+            target = os.path.join(args.out, f"{stem}.md")
+            write_text(target, text)
             written.append(target)
-        target = os.path.join(args.out, f"{stem}.md")
-        write_text(target, text)
-        written.append(target)
+    except provenance.ProvenanceError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"{PROG}: cannot write {e.filename or args.out}: {e.strerror or e}",
               file=sys.stderr)
         return 2
-    sys.stdout.write(text)
-    print()
+    if not args.no_table:
+        sys.stdout.write(text)
+        print()
     for target in written:
         print(f"wrote {target}")
     return 0

@@ -5,7 +5,8 @@
 
 Reads:  one bench CSV (default: results/h200/bench.csv), through plot.py's reader.
 Writes: <out>/<gpu slug>_course_at_a_glance.png (default out: docs/img), and prints
-        one line per column with the range of its points.
+        one line per column with the range of its points. The PNG records the CSV rows
+        it drew, those of lessons 02-08, in its metadata (plots/provenance.py).
 
 One column per lesson 02-07, one point per problem that lesson runs: the `vs_cudnn`
 value (cuDNN's median time over the kernel's, at the same precision and layout) of the
@@ -20,11 +21,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot  # noqa: E402  (the harness CSV reader, save() and the log-axis style)
+import provenance  # noqa: E402
 from plot import plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 DEFAULT_CSV = os.path.join(plot.REPO_ROOT, "results", "h200", "bench.csv")
 LESSONS = (2, 3, 4, 5, 6, 7)
+TENSOR_CORE_LESSON = 8
 # Lesson 08: (variant, column label); each row's vs_cudnn is against cuDNN at its precision.
 TENSOR_CORE_SERIES = (("mma_fp16", "08 fp16\nmma_fp16"),
                       ("mma_tf32", "08 TF32\nmma_tf32"),
@@ -76,7 +79,7 @@ def columns(rows):
             label = f"{number:02d} {SHORT_NAMES[number]}\n" + "\n".join(names)
             result.append((label, sorted(best.values(), key=problem_rank)))
     for variant, label in TENSOR_CORE_SERIES:
-        picked = [r for r in rows if plot.lesson_number(r["lesson"]) == 8
+        picked = [r for r in rows if plot.lesson_number(r["lesson"]) == TENSOR_CORE_LESSON
                   and r["variant"] == variant]
         if picked:
             result.append((label, sorted(picked, key=problem_rank)))
@@ -150,9 +153,16 @@ def main(argv=None):
         vs = sorted(r["vs_cudnn"] for r in rs)
         print(f"{label.splitlines()[0]:<18} {len(rs):2d} problems  vs cuDNN "
               f"{vs[0]:.4f} .. {vs[-1]:.4f}  ({', '.join(plot.unique(r['variant'] for r in rs))})")
+    drawn = [r["lesson"] for r in rows
+             if plot.lesson_number(r["lesson"]) in LESSONS + (TENSOR_CORE_LESSON,)]
+    try:
+        info = provenance.metadata(__file__, [provenance.source(args.csv, {"lesson": drawn})])
+    except provenance.ProvenanceError as e:
+        print(f"course_at_a_glance.py: {e}", file=sys.stderr)
+        return 2
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{plot.slugify(gpus[0])}_course_at_a_glance.png")
-    plot.save(chart(gpus[0], cols), path)
+    plot.save(chart(gpus[0], cols), path, info)
     print(f"wrote {path}")
     return 0
 

@@ -14,11 +14,14 @@ Writes: into --out (default docs/img), named after a slug of the GPU name found 
           <slug>_unet.png                   the U-Net layers: lesson 07 vs cuDNN vs CPU
         A chart without data is skipped; one line per PNG is printed. Each PNG is
         written to a temporary name and renamed, so a reader never sees half a file.
+        Each PNG records the CSV rows it drew in its metadata (plots/provenance.py),
+        which tests/check_plots_fresh.py compares with the CSV. With --shown-in DIR
+        only the charts a Markdown page under DIR shows (img/NAME.png) are written.
 Exit codes: 0 done (also for a CSV holding only the header); 2 a CSV is missing,
 unreadable, has another header or a malformed row, or --out cannot be written
 (one line on stderr naming the file).
 
-    python3 plots/plot.py [CSV ...] [--out DIR]
+    python3 plots/plot.py [CSV ...] [--out DIR] [--shown-in PAGES_DIR]
 """
 import argparse
 import collections
@@ -36,6 +39,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+
+import provenance  # noqa: E402  (the rows each PNG records; plots/ is on the path)
 
 HEADER = ("lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,"
           "gbps,gflops,roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,"
@@ -518,7 +523,9 @@ def chart_roofline_model(gpu, rows, roof):
         ax.scatter(r["gflops"] / r["gbps"], r["gflops"], marker=shape, s=40, zorder=3,
                    facecolors=c if filled else "none", edgecolors="black" if filled else c,
                    linewidths=0.4 if filled else 1.2)
-    ax.set_ylim(min(r["gflops"] for r in points) / LOG_PADDING, roof.peak * LOG_PADDING)
+    # cuDNN's Winograd and FFT rows may pass the peak (fewer FLOPs than the direct count).
+    ax.set_ylim(min(r["gflops"] for r in points) / LOG_PADDING,
+                max([roof.peak] + [r["gflops"] for r in points]) * LOG_PADDING)
     draw_roof(ax, roof, [r["gflops"] / r["gbps"] for r in points])
     ax.set_xlabel("arithmetic intensity (FLOP / byte of minimum traffic)")
     ax.set_ylabel("GFLOP/s")
@@ -622,11 +629,12 @@ def slugify(name):
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
 
 
-def save(fig, path):
-    """Writes the PNG under a temporary name in the same folder, then renames it."""
+def save(fig, path, metadata=None):
+    """Writes the PNG under a temporary name in the same folder, then renames it;
+    metadata: PNG text chunks (provenance.metadata(), the rows the chart drew)."""
     tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata=metadata)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -637,7 +645,9 @@ def save(fig, path):
 
 
 def machine_charts(gpu, rows):
-    """[(file name, build, note)]: every chart of one machine; build() returns a figure or None."""
+    """[(file name, build, note, where)]: every chart of one machine; build() returns a
+    figure or None; where: the CSV rows it reads, as provenance.source() takes them
+    ({column: [values]}; {} for every row of the file)."""
     slug = slugify(gpu)
     rows = with_problem_labels(latest_rows(rows))
     # The roofline charts compare like with like: float32 NCHW rows on the FP32 roof.
@@ -650,14 +660,19 @@ def machine_charts(gpu, rows):
         for suffix, chart in (("time", chart_time), ("roofline_pct", chart_roofline_pct),
                               ("vs_cudnn", chart_vs_cudnn)):
             charts.append((f"{name}_{suffix}.png",
-                           lambda c=chart, n=lesson, r=lesson_rows: c(n, r), ""))
+                           lambda c=chart, n=lesson, r=lesson_rows: c(n, r), "",
+                           {"lesson": [lesson]}))
+    # The roof comes from every GPU row of the file: a chart drawing it reads them all.
     charts.append((f"{slug}_single_channel.png",
-                   lambda: chart_single_channel(gpu, base, roof), ""))
+                   lambda: chart_single_channel(gpu, base, roof), "", {}))
     roof_note = (f" (roof from the rows: {roof.bandwidth_text()}, {roof.peak_text()})"
                  if roof else "")
     charts.append((f"{slug}_roofline_model.png",
-                   lambda: chart_roofline_model(gpu, base, roof), roof_note))
-    charts.append((f"{slug}_unet.png", lambda: chart_unet(gpu, base), ""))
+                   lambda: chart_roofline_model(gpu, base, roof), roof_note, {}))
+    unet_lessons = [lesson for lesson in unique(r["lesson"] for r in rows)
+                    if lesson_number(lesson) in (CPU_LESSON, UNET_LESSON)]
+    charts.append((f"{slug}_unet.png", lambda: chart_unet(gpu, base), "",
+                   {"lesson": unet_lessons}))
     return charts
 
 
@@ -672,6 +687,9 @@ def parse_args(argv):
                         help="bench CSV files (default: results/*/bench.csv)")
     parser.add_argument("--out", metavar="DIR", default=os.path.join(REPO_ROOT, "docs", "img"),
                         help="folder for the PNG files (default: docs/img)")
+    parser.add_argument("--shown-in", metavar="PAGES_DIR",
+                        help="write only the charts a Markdown page under PAGES_DIR shows "
+                        "(img/NAME.png), as `make plots` does with docs")
     return parser.parse_args(argv)
 
 
@@ -689,6 +707,7 @@ def main(argv=None):
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"plot.py: --out {args.out} is a file, not a folder", file=sys.stderr)
         return 2
+    shown = provenance.shown_images(args.shown_in) if args.shown_in else None
     written_by = {}
     for path, rows in tables:
         if not rows:
@@ -699,14 +718,21 @@ def main(argv=None):
                 print(f"plot.py: note: {written_by[gpu]} and {path} both hold {gpu}: "
                       f"the charts of {path} replace the others", file=sys.stderr)
             written_by[gpu] = path
-            for name, build, note in machine_charts(gpu, machine_rows):
+            for name, build, note, where in machine_charts(gpu, machine_rows):
+                if shown is not None and name not in shown:
+                    continue
                 fig = build()
                 if fig is None:
                     continue
                 target = os.path.join(args.out, name)
                 try:
+                    info = provenance.metadata(__file__, [provenance.source(path, where)])
                     os.makedirs(args.out, exist_ok=True)
-                    save(fig, target)
+                    save(fig, target, info)
+                except provenance.ProvenanceError as e:  # the CSV changed since it was read
+                    plt.close(fig)
+                    print(f"plot.py: {e}", file=sys.stderr)
+                    return 2
                 except OSError as e:
                     print(f"plot.py: cannot write {target}: {e.strerror or e}", file=sys.stderr)
                     return 2

@@ -5,11 +5,14 @@ Reads:  a CSV with the harness's frame header (common/measure/report.h, FRAME_CS
 Writes: into --out, <slug of the GPU>_<lesson>_<preset>_<slug of the flags>_frames.png: time per frame
         (top) and relative error against the dense layer per frame (bottom), one line
         per variant. Frame 0 is computed densely and not timed: it has no time. When a
-        variant was run several times on a problem, the last run wins.
+        variant was run several times on a problem, the last run wins. Each PNG records
+        the CSV rows it read, those of its lesson, device and preset (all flags), in its
+        metadata (plots/provenance.py). With --shown-in DIR only the charts a Markdown
+        page under DIR shows (img/NAME.png) are written.
 Exit codes: 0 done; 2 the CSV is missing, has another header or a malformed row, or
 --out cannot be written (one line on stderr naming the file).
 
-    python3 plots/plot_frames.py FRAMES_CSV [--out DIR]
+    python3 plots/plot_frames.py FRAMES_CSV [--out DIR] [--shown-in PAGES_DIR]
 """
 import argparse
 import collections
@@ -17,6 +20,8 @@ import csv
 import os
 import re
 import sys
+
+import provenance  # stdlib only, like this script until matplotlib is needed
 
 HEADER = ("lesson,variant,preset,device,frame,median_ms,min_ms,rel_err,max_abs_err,status,"
           "commit,params").split(",")
@@ -89,6 +94,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv")
     parser.add_argument("--out", default="docs/img")
+    parser.add_argument("--shown-in", metavar="PAGES_DIR",
+                        help="write only the charts a Markdown page under PAGES_DIR shows "
+                        "(img/NAME.png), as `make plots` does with docs")
     args = parser.parse_args()
     try:
         runs = read_runs(args.csv)
@@ -96,18 +104,28 @@ def main():
         return fail(f"cannot read {args.csv}: {e.strerror or e}")
     except ValueError as e:
         return fail(str(e))
+    shown = provenance.shown_images(args.shown_in) if args.shown_in else None
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     for key, variants in runs.items():
         lesson, device, preset, params = key
         name = f"{slug(device)}_{lesson}_{preset}_{slug(params)}_frames.png"
+        if shown is not None and name not in shown:
+            continue
         target = os.path.join(args.out, name)
         tmp = os.path.join(args.out, f".{name}.{os.getpid()}.tmp")
+        # The flags are not a plain column value (a run adds recomputed=...): the record
+        # names all the rows of the lesson, device and preset, a few more than drawn.
+        where = {"lesson": [lesson], "device": [device], "preset": [preset]}
+        try:
+            info = provenance.metadata(__file__, [provenance.source(args.csv, where)])
+        except provenance.ProvenanceError as e:
+            return fail(str(e))
         fig = chart(plt, key, variants)
         try:
             os.makedirs(args.out, exist_ok=True)
-            fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
+            fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata=info)
             os.replace(tmp, target)
         except OSError as e:
             if os.path.exists(tmp):
