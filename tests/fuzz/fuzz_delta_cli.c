@@ -5,21 +5,17 @@
  * problem the lesson can run, --help or --list-presets, or exactly one error line; never
  * a crash, leak or undefined behaviour. The input is the arguments, each ended by a NUL
  * byte, as the kernel hands them to main(). */
-#define _POSIX_C_SOURCE 200809L /* fmemopen */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fuzz_command_line.h"
 #include "fuzz_support.h"
 #include "lesson.h"
 #include "problem.h"
 #include "video.h"
 
-#define MAX_ARGS 64
-/* Room for --help and --list-presets; an error line is far shorter. */
-#define PRINTED_SIZE 16384
 
 static void no_run(const struct op_args *a)
 {
@@ -55,17 +51,6 @@ static const struct lesson lesson = {.name = "11_delta",
                                      .min_compute_capability = 75,
                                      .op = &video};
 
-/* Splits the input at its NUL bytes into argv[1..]; a last argument without one counts
- * too. Returns argc. */
-static int split_arguments(char *text, size_t size, char **argv)
-{
-    int argc = 0;
-    argv[argc++] = "11_delta";
-    for (size_t i = 0; i < size && argc < MAX_ARGS; i += strlen(text + i) + 1)
-        argv[argc++] = text + i;
-    return argc;
-}
-
 static void check_options(const struct options *o)
 {
     fuzz_require(o->mode == MODE_BENCH); /* no files, no data flags */
@@ -95,42 +80,6 @@ static void check_options(const struct options *o)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    fuzz_require(text != NULL);
-    memcpy(text, data, size);
-    text[size] = '\0';
-    char *argv[MAX_ARGS + 1] = {NULL};
-    int argc = split_arguments(text, size, argv);
-
-    /* What the parser prints, caught in memory (the sanitizers' reports go to file
-     * descriptor 2 and are not caught). */
-    static char printed[PRINTED_SIZE], errors[PRINTED_SIZE];
-    memset(errors, 0, sizeof errors);
-    FILE *out = stdout, *err = stderr;
-    stdout = fmemopen(printed, sizeof printed, "w");
-    stderr = fmemopen(errors, sizeof errors, "w");
-    fuzz_require(stdout && stderr);
-    struct options o;
-    enum cli_status status = parse_options(&lesson, argc, argv, &o);
-    fclose(stdout);
-    fclose(stderr);
-    stdout = out;
-    stderr = err;
-
-    const char *newline = strchr(errors, '\n');
-    switch (status) {
-    case CLI_EXIT_USAGE:
-        fuzz_require(strncmp(errors, "error: ", 7) == 0 && newline && newline[1] == '\0');
-        break;
-    case CLI_RUN:
-        check_options(&o);
-        /* fall through */
-    case CLI_EXIT_OK:
-        fuzz_require(errors[0] == '\0');
-        break;
-    default:
-        fuzz_require(0);
-    }
-    free(text);
+    fuzz_command_line(&lesson, data, size, check_options);
     return 0;
 }
