@@ -16,6 +16,7 @@
 
 /* One thread per input pixel of the tile. All of them load; only the inner
  * (IN_TILE - 2r)^2 compute, so the halo threads idle through the arithmetic. */
+/* [page: tile-in-kernel] */
 template <int R>
 __global__ void __launch_bounds__(IN_TILE_THREADS)
     conv2d_tile_in(const float *in, const float *bias, float *out, int h, int w, int ksize,
@@ -46,6 +47,7 @@ __global__ void __launch_bounds__(IN_TILE_THREADS)
             acc += tile[ty - r + i][tx - r + j] * filter_const[i * k + j];
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
+/* [/page: tile-in-kernel] */
 
 struct tile_in {
     template <int R> static void launch(const struct conv_args *a)
@@ -60,7 +62,9 @@ extern "C" void setup_tile_in(const struct conv_args *a)
     copy_filter_to_constant(a);
 }
 
+/* [page: tile-in-launch] */
 extern "C" void launch_conv2d_tile_in(const struct conv_args *a)
 {
     launch_for_radius<tile_in>(a->shape.ksize / 2, a, tile_in::launch<RUNTIME_RADIUS>);
 }
+/* [/page: tile-in-launch] */

@@ -17,6 +17,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     conv2d_tile_out(const float *in, const float *bias, float *out, int h, int w, int ksize,
                     int first_row)
 {
+    /* [page: tile-out-load] */
     /* The run-time fallback sizes its tile for the largest radius: 9.4 KB. */
     constexpr int TILE_R = R == RUNTIME_RADIUS ? MAX_RADIUS : R;
     __shared__ float tile[BLOCK_H + 2 * TILE_R][BLOCK_W + 2 * TILE_R];
@@ -35,6 +36,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
         }
     }
     __syncthreads();
+    /* [/page: tile-out-load] */
 
     const int x = x0 + tx, y = y0 + ty;
     if (x >= w || y >= h)

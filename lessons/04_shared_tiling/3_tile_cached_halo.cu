@@ -33,6 +33,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     for (int i = 0; i < k; ++i) {
 #pragma unroll
         for (int j = 0; j < k; ++j) {
+            /* [page: cached-halo-tap] */
             const int tile_y = ty + i - r, tile_x = tx + j - r;
             const int in_y = y + i - r, in_x = x + j - r;
             float v;
@@ -43,6 +44,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
             else
                 v = 0.0f;
             acc += v * filter_const[i * k + j];
+            /* [/page: cached-halo-tap] */
         }
     }
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
