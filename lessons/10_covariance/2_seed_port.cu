@@ -17,6 +17,7 @@ __global__ void
 {
     const int ho = cov_out_h(&s), wo = cov_out_w(&s);
     /* The seed's grid-stride loop over the batch. */
+    /* [page: seed-port-loops] */
     for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < s.n; b += gridDim.x * blockDim.x)
         for (int i0 = 0; i0 < ho; i0++)
             for (int j0 = 0; j0 < wo; j0++)
@@ -35,6 +36,7 @@ __global__ void
                         for (int c0 = 0; c0 < s.cout; c0++)
                             out[cov_out_full_at(&s, b, c0, q, c0, q2)] += v * c[c0];
                     }
+    /* [/page: seed-port-loops] */
 }
 
 extern "C" double covariance_seed_port_iterations(const struct conv_shape *s)

@@ -21,6 +21,7 @@ __global__ void
 {
     const int wo = cov_out_w(&s);
     const int q_count = cov_out_h(&s) * wo;
+    /* [page: thread-per-output] */
     const int q2 = blockIdx.x * blockDim.x + threadIdx.x;
     if (q2 >= q_count)
         return;
@@ -48,6 +49,7 @@ __global__ void
                 *o = fmaf(c[c0], sum, *o);
             }
         }
+    /* [/page: thread-per-output] */
 }
 
 extern "C" void covariance_thread_per_output(const struct cov_args *a)

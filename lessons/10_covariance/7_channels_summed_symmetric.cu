@@ -53,8 +53,10 @@ __global__ void __launch_bounds__(SUM_BLOCK)
 #pragma unroll
     for (int v = 0; v < 4; v++)
         col[v] = V == 4 ? 4 * quad + v : quad + ROW_THREADS * v;
+    /* [page: upper-tiles] */
     for (int b = blockIdx.z; b < s.n; b += gridDim.z)
         for (int tr = blockIdx.y; tr <= tc && tr < tiles; tr += gridDim.y) {
+        /* [/page: upper-tiles] */
             const size_t p = (size_t)tr * TILE + row, p_in = min(p, P - 1);
             const float *m = mu + cov_mu_at(&s, b, 0, 0);
             float sum[4];

@@ -93,6 +93,7 @@ __global__ void __launch_bounds__(BOX_THREADS)
         const int a = MODE == BOX_FACTORED_SYMMETRIC ? z % lags : z % lags - (ho - 1);
         /* Output rows t with both t and t + a inside the output. */
         const int t_lo = max(0, -a), t_hi = min(ho, ho - a);
+        /* [page: box-walk] */
         for (int i = t_lo; i < t_hi + k - 1; i++) {
             stage_x(x_tile, gamma, mu, s, b, i, a, j0_base, j1_base);
             __syncthreads();
@@ -108,8 +109,10 @@ __global__ void __launch_bounds__(BOX_THREADS)
             if (ready)
                 for (int m = 0; m < k; m++)
                     total += ring[m * BOX_THREADS + tid];
+            /* [/page: box-walk] */
             if (ready && mine) {
                 const size_t q = (size_t)t * wo + j0, q2 = (size_t)(t + a) * wo + j1;
+                /* [page: box-output] */
                 if (MODE == BOX_BLOCKS) {
                     for (int c0 = 0; c0 < s.cout; c0++) {
                         float *o = out + cov_out_blocks_at(&s, b, c0, q, q2);
@@ -118,6 +121,7 @@ __global__ void __launch_bounds__(BOX_THREADS)
                 } else {
                     out[cov_out_factored_at(&s, b, q, q2)] += total;
                 }
+                /* [/page: box-output] */
             }
             if (MODE == BOX_FACTORED_SYMMETRIC && ready)
                 mirror[tx * (BOX_TY + 1) + ty] = total;

@@ -60,6 +60,7 @@ __device__ __forceinline__ void channel_sums(float (&sum)[V], const float *__res
 #pragma unroll
     for (int v = 0; v < V; v++)
         sum[v] = 0.0f;
+    /* [page: channel-sums-batch] */
     for (int ci0 = 0; ci0 < cin; ci0 += BATCH) {
         float gv[BATCH][V], mv[BATCH][V], mp[BATCH];
 #pragma unroll
@@ -77,6 +78,7 @@ __device__ __forceinline__ void channel_sums(float (&sum)[V], const float *__res
                 for (int v = 0; v < V; v++)
                     sum[v] += fmaf(mp[j], mv[j][v], gv[j][v]);
     }
+    /* [/page: channel-sums-batch] */
 }
 
 /* S for the V outputs (b, q, q2 .. q2+V-1) of one row: k^2 values of G along a
@@ -146,6 +148,7 @@ __global__ void __launch_bounds__(SUM_BLOCK)
         const float *gb = g + (size_t)b * P * P;
         float sum[V];
         if constexpr (FACTORED) {
+            /* [page: box-taps-factored] */
             float *o = out + cov_out_factored_at(&s, b, q, q2);
             float was[V];
             load_floats(was, o);
@@ -155,6 +158,7 @@ __global__ void __launch_bounds__(SUM_BLOCK)
             for (int v = 0; v < V; v++)
                 was[v] += sum[v];
             store_floats(o, was);
+            /* [/page: box-taps-factored] */
         } else {
             for (int c0 = 0; c0 < s.cout; c0 += C0_GROUP) {
                 const int n = min(C0_GROUP, s.cout - c0);
