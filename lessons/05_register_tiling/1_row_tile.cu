@@ -19,10 +19,12 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     conv2d_row_tile(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,
                     int tiles_x)
 {
+    /* [page: row-tile-span] */
     constexpr int K = 2 * R + 1;
     /* 16-byte loads start on a multiple of 4 columns: the halo is rounded up to 4. */
     constexpr int HALO = WIDE ? (R + VEC - 1) / VEC * VEC : R;
     constexpr int SPAN = OUTS + 2 * HALO;
+    /* [/page: row-tile-span] */
     static_assert(!WIDE || OUTS % VEC == 0, "16-byte stores need whole float4s of outputs");
 
     const int x0 = ((int)(blockIdx.x % tiles_x) * BLOCK_W + (int)threadIdx.x) * OUTS;
@@ -31,6 +33,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
         return;
     for (int p = blockIdx.y; p < n; p += gridDim.y) {
         const float *src = in + (size_t)p * h * w;
+        /* [page: row-tile-body] */
         float acc[OUTS];
 #pragma unroll
         for (int m = 0; m < OUTS; ++m)
@@ -46,6 +49,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
                     acc[m] = fmaf(v[HALO - R + m + j], filter_taps[i * K + j], acc[m]);
         }
         store_span<OUTS, WIDE>(acc, out + (size_t)p * h * w, y, x0, h, w);
+        /* [/page: row-tile-body] */
     }
 }
 

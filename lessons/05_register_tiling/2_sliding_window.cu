@@ -70,6 +70,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
             for (int s = 0; s < STEPS; ++s) {
                 if (t0 + s >= steps)
                     break;
+                /* [page: sliding-window-row] */
                 const int y = y0 - R + t0 + s;
                 float next[SPAN];
                 if constexpr (AHEAD)
@@ -96,6 +97,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
                     if (i == K - 1)
                         store_span<OUTS, WIDE>(acc[e], dst, y0 + t0 - 2 * R + e, x0, h, w);
                 }
+                /* [/page: sliding-window-row] */
                 if constexpr (AHEAD)
 #pragma unroll
                     for (int c = 0; c < SPAN; ++c)

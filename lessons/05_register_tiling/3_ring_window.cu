@@ -148,8 +148,10 @@ __host__ __device__ constexpr int ring_min_blocks(int r, int outs)
  * takes part in the copies and the barriers, also those whose outputs lie past the
  * image's right edge. BOUND adds ring_min_blocks to the launch bound (0 asks for no
  * minimum, as if the argument were left out). */
+/* [page: ring-launch-bound] */
 template <int R, int OUTS, bool WIDE, bool ASYNC, bool BOUND>
 __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R, OUTS) : 0)
+/* [/page: ring-launch-bound] */
     conv2d_ring_window(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,
                        int tiles_x, int strip_rows)
 {
@@ -201,6 +203,7 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
                 acc[e][m] = 0.0f;
 #pragma unroll 1
         for (int t = 0; t < steps; ++t) {
+            /* [page: ring-fill] */
             /* Row t has landed (the rows after it may still be in flight)... */
             if constexpr (ASYNC)
                 wait_copies<RING_STAGES - 2>();
@@ -216,6 +219,7 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
             }
             if constexpr (ASYNC)
                 commit_copies();
+            /* [/page: ring-fill] */
             float v[SPAN];
             const float4 *row =
                 reinterpret_cast<const float4 *>(ring[t % RING_STAGES] + threadIdx.x * OUTS);
@@ -227,6 +231,7 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
                 v[c * VEC + 2] = f.z;
                 v[c * VEC + 3] = f.w;
             }
+            /* [page: ring-compute] */
 #pragma unroll
             for (int m = 0; m < OUTS; ++m)
                 acc[K - 1][m] = filter_bias;
@@ -235,6 +240,7 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
                 add_filter_row<R, OUTS, HALO, SPAN>(acc[e], v, 2 * R - e);
             if (t >= 2 * R)
                 store_span<OUTS, WIDE>(acc[0], dst, y0 + t - 2 * R, x0, h, w);
+            /* [/page: ring-compute] */
 #pragma unroll
             for (int e = 0; e < K - 1; ++e)
 #pragma unroll
@@ -271,6 +277,7 @@ static void launch_ring_window(const struct conv_args *a, enum strip_height heig
     const int tiles_x = ceil_div(s->w, RING_TILE_W);
     const int planes = grid_planes(s->n);
     int rows;
+    /* [page: ring-one-wave] */
     if (height == ONE_WAVE) {
         const double columns = (double)tiles_x * planes;
         const double resident = ring_resident_blocks<R, OUTS, WIDE, ASYNC, BOUND>();
@@ -279,6 +286,7 @@ static void launch_ring_window(const struct conv_args *a, enum strip_height heig
     } else {
         rows = strip_rows_for(s, tiles_x, 1);
     }
+    /* [/page: ring-one-wave] */
     const int tiles_y = ceil_div(s->h, rows);
     const dim3 grid(tiles_x * tiles_y, planes);
     conv2d_ring_window<R, OUTS, WIDE, ASYNC, BOUND><<<grid, RING_TILE_W / OUTS, 0, a->stream>>>(
