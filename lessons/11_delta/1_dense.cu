@@ -34,6 +34,7 @@ static void launch_arrange_weights(const struct delta_args *a, float *arranged)
     CUDA_CHECK_LAUNCH();
 }
 
+/* [page: dense-kernel] */
 template <int K, bool VECTOR>
 __global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
     delta_dense(struct conv_operands o, int units_x)
@@ -42,6 +43,7 @@ __global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
     conv_unit<K, SOURCE_ALL, STORE_WITH_BIAS, VECTOR>(o, blockIdx.x / units_x, blockIdx.x % units_x,
                                                       blockIdx.y, (float *)smem4);
 }
+/* [/page: dense-kernel] */
 
 extern "C" size_t dense_state_bytes(const struct delta_args *a)
 {

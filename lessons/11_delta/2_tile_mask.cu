@@ -4,11 +4,13 @@
  * within the threshold of it everywhere else, so the output stays within the bound. */
 #include "reached_units.cuh"
 
+/* [page: recompute-reached] */
 static void recompute_reached(const struct delta_args *a, const struct delta_state_layout *l)
 {
     launch_reached_units<SOURCE_ALL, STORE_WITH_BIAS>(
         a, l, (const float *)delta_state_at(a, l->x_ref), NULL);
 }
+/* [/page: recompute-reached] */
 
 extern "C" size_t tile_mask_state_bytes(const struct delta_args *a)
 {

@@ -7,12 +7,14 @@
  * network of such layers passes changes from one layer to the next. */
 #include "reached_units.cuh"
 
+/* [page: add-reached-deltas] */
 static void add_reached_deltas(const struct delta_args *a, const struct delta_state_layout *l)
 {
     launch_reached_units<SOURCE_ACTIVE_ONLY, STORE_ADD>(
         a, l, (const float *)delta_state_at(a, l->d),
         (const uint8_t *)delta_state_at(a, l->pixel_active));
 }
+/* [/page: add-reached-deltas] */
 
 extern "C" size_t delta_update_state_bytes(const struct delta_args *a)
 {

@@ -32,6 +32,7 @@ __global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
     const int units_per_tile = units_per_side * units_per_side;
     const int tiles_x = delta_tiles(o.w, tile);
     const int channel_blocks = cout_blocks(o.c);
+    /* [page: compact-loop] */
     const int items = *count * units_per_tile * channel_blocks;
     for (int item = blockIdx.x; item < items; item += gridDim.x) {
         const int t = list[item / (units_per_tile * channel_blocks)];
@@ -44,6 +45,7 @@ __global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
         conv_unit<K, SOURCE_ACTIVE_ONLY, STORE_ADD, VECTOR>(o, uy, ux, item % channel_blocks,
                                                             (float *)smem4);
     }
+    /* [/page: compact-loop] */
 }
 
 extern "C" size_t delta_compact_state_bytes(const struct delta_args *a)

@@ -37,6 +37,7 @@ __global__ void __launch_bounds__(MASK_THREADS)
             at[b] = nhwc_at(w, c, y0 + p / tile_w, x0 + p % tile_w, 0);
             largest[b] = 0.0f;
         }
+        /* [page: mask-pixels] */
         for (int ch = lane; ch < c; ch += WARP_SIZE)
 #pragma unroll
             for (int b = 0; b < WARP_PIXELS; b++)
@@ -59,11 +60,14 @@ __global__ void __launch_bounds__(MASK_THREADS)
             if (WRITE_DELTA && lane == 0)
                 pixel_active[(y0 + p / tile_w) * w + x0 + p % tile_w] = active;
             changed = changed || active;
+        /* [/page: mask-pixels] */
         }
     }
+    /* [page: mask-tile] */
     changed = __syncthreads_or(changed);
     if (threadIdx.x == 0)
         tile_changed[blockIdx.x] = changed;
+    /* [/page: mask-tile] */
 }
 
 extern "C" void launch_change_mask(const struct delta_args *a, const struct delta_state_layout *l,

@@ -153,6 +153,7 @@ __device__ void conv_unit(const struct conv_operands &o, int uy, int ux, int blo
     const int chunks = chunks_of(o.c);
     const float *block_weights = o.arranged + (size_t)block * chunks * T::W_FLOATS;
 
+    /* [page: conv-unit-ring] */
     float sum[THREAD_COUT][DELTA_UNIT] = {{0.0f}};
     stage_chunk<K, SOURCE, VECTOR>(smem, o, block_weights, 0, y0, x0);
     for (int q = 0; q < chunks; q++) {
@@ -166,6 +167,8 @@ __device__ void conv_unit(const struct conv_operands &o, int uy, int ux, int blo
         __syncthreads(); /* chunk q has landed, everyone's copies of it */
         const float *w_tile = smem + q % STAGES * T::STAGE_FLOATS;
         const float *in_tile = w_tile + T::W_FLOATS;
+    /* [/page: conv-unit-ring] */
+        /* [page: conv-unit-fma] */
 #pragma unroll(K <= 3 ? K : 1)
         for (int i = 0; i < K; i++)
 #pragma unroll
@@ -189,6 +192,7 @@ __device__ void conv_unit(const struct conv_operands &o, int uy, int ux, int blo
             }
         /* The stage read here is refilled at the top of the next iteration. */
         __syncthreads();
+        /* [/page: conv-unit-fma] */
     }
 
     const int y = y0 + row;

@@ -8,6 +8,7 @@
 
 #include "conv_tile.cuh"
 
+/* [page: reached-kernel] */
 template <int K, enum conv_source SOURCE, enum conv_store STORE, bool VECTOR>
 __global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
     reached_units(struct conv_operands o, const uint8_t *__restrict__ tile_changed, int tile,
@@ -19,6 +20,7 @@ __global__ void __launch_bounds__(UNIT_THREADS, UNIT_MIN_BLOCKS)
     extern __shared__ float4 smem4[];
     conv_unit<K, SOURCE, STORE, VECTOR>(o, uy, ux, blockIdx.y, (float *)smem4);
 }
+/* [/page: reached-kernel] */
 
 template <enum conv_source SOURCE, enum conv_store STORE>
 static void launch_reached_units(const struct delta_args *a, const struct delta_state_layout *l,

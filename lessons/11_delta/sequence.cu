@@ -8,6 +8,7 @@
 extern "C" void delta_sparse_frame(const struct delta_args *a, enum delta_variant v,
                                    sparse_update_fn update)
 {
+    /* [page: sparse-frame] */
     const struct delta_state_layout l = delta_state_layout(v, a->h, a->w, a->c, a->ksize, a->tile);
     if (a->frame_index == 0) {
         CUDA_CHECK(cudaMemcpyAsync(delta_state_at(a, l.x_ref), a->frame,
@@ -19,4 +20,5 @@ extern "C" void delta_sparse_frame(const struct delta_args *a, enum delta_varian
     /* Only the variants that convolve the change need it stored. */
     launch_change_mask(a, &l, v != DELTA_TILE_MASK);
     update(a, &l);
+    /* [/page: sparse-frame] */
 }
