@@ -30,6 +30,7 @@ __global__ void __launch_bounds__(DIRECT_BLOCK)
     const int pad = s.ksize / 2;
     const int plane = s.h * s.w;
 
+    /* [page: direct-sum] */
     float sum = bias ? bias[k] : 0.0f;
     for (int c = 0; c < s.cin; c++) {
         const float *in_c = input + (n * s.cin + c) * plane;
@@ -46,6 +47,7 @@ __global__ void __launch_bounds__(DIRECT_BLOCK)
         }
     }
     output[at] = sum;
+    /* [/page: direct-sum] */
 }
 
 extern "C" void launch_conv2d_direct(const struct conv_args *a)

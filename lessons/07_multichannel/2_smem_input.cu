@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(SI_TILE *SI_TILE)
     for (int kk = 0; kk < SI_CHANNELS; kk++)
         w_row[kk] = min(k0 + kk, s.cout - 1) * s.cin * taps;
 
+    /* [page: smem-chunk-loop] */
     float sum[SI_CHANNELS] = {0.0f};
     for (int c0 = 0; c0 < s.cin; c0 += chunk) {
         const int count = min(chunk, s.cin - c0);
@@ -78,6 +79,7 @@ __global__ void __launch_bounds__(SI_TILE *SI_TILE)
         /* The next chunk overwrites the tile. */
         __syncthreads();
     }
+    /* [/page: smem-chunk-loop] */
 
     const int x = x0 + tx, y = y0 + ty;
     if (x >= s.w || y >= s.h)

@@ -122,6 +122,7 @@ __global__ void __launch_bounds__(RB_THREADS)
         stage_weights(w_tile, weights, &s, k0, c0, count, g.taps);
         stage_input(in_tile, input, &s, &g, n, c0, count, y0, x0);
         __syncthreads();
+        /* [page: reg-block-taps] */
         for (int c = 0; c < count; c++)
             for (int i = 0; i < s.ksize; i++) {
                 const float *in_row = in_tile + (c * g.in_h + ty + i) * g.pitch + tx * RB_PIXELS;
@@ -148,6 +149,7 @@ __global__ void __launch_bounds__(RB_THREADS)
                             sum[kk][p] = fmaf(w[kk], window[p], sum[kk][p]);
                 }
             }
+        /* [/page: reg-block-taps] */
         /* The next chunk overwrites both tiles. */
         __syncthreads();
     }

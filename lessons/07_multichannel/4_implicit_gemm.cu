@@ -67,6 +67,7 @@ __device__ void gather(float v[GEMM_BN / 32], const float *__restrict__ input,
                        const struct conv_shape *s, const struct pixel_origin *pixel_table,
                        const struct gather_row *r)
 {
+    /* [page: gather] */
     const bool row_inside = r->dy <= s->ksize / 2;
     const int offset = r->c * s->h * s->w + r->dy * s->w + r->dx;
 #pragma unroll
@@ -76,6 +77,7 @@ __device__ void gather(float v[GEMM_BN / 32], const float *__restrict__ input,
                             (unsigned)(o.x + r->dx) < (unsigned)s->w;
         v[j] = inside ? __ldg(input + o.base + offset) : 0.0f;
     }
+    /* [/page: gather] */
 }
 
 template <int BM>

@@ -34,10 +34,12 @@ template <bool ASYNC>
 static __device__ __forceinline__ void copy_float(float *dst, float &held, const float *src,
                                                   bool inside)
 {
+    /* [page: copy-float] */
     if constexpr (ASYNC)
         copy_4_async(dst, src, inside);
     else
         held = inside ? __ldg(src) : 0.0f;
+    /* [/page: copy-float] */
 }
 
 /* Rows l0.. of the weight slice: thread t copies float4 column t % (BM/4) of rows
@@ -171,6 +173,7 @@ __global__ void __launch_bounds__(GEMM_THREADS(BM), GEMM_THREADS_PER_SM / GEMM_T
             commit_copies();
     }
 
+    /* [page: ring-loop] */
     int stage = 0, fill_stage = STAGES - 1;
     for (int t = 0; t < slices; t++) {
         if constexpr (ASYNC)
@@ -201,6 +204,7 @@ __global__ void __launch_bounds__(GEMM_THREADS(BM), GEMM_THREADS_PER_SM / GEMM_T
         stage = stage + 1 == STAGES ? 0 : stage + 1;
         fill_stage = fill_stage + 1 == STAGES ? 0 : fill_stage + 1;
     }
+    /* [/page: ring-loop] */
     store_tile<BM>(output, bias, &s, sum, m0, p0, ty, tx, vector_stores);
 }
 
@@ -228,6 +232,7 @@ static void launch_gemm(const struct conv_args *a)
         launch_tile<GEMM_BM, BK, STAGES, ASYNC, TAP_TEST>(a, vector_stores);
 }
 
+/* [page: step-launchers] */
 extern "C" void launch_conv2d_implicit_gemm_column(const struct conv_args *a)
 {
     launch_gemm<GEMM_BK, DOUBLE_BUFFER, false, false>(a);
@@ -252,3 +257,4 @@ extern "C" void launch_conv2d_implicit_gemm_async(const struct conv_args *a)
 {
     launch_gemm<ASYNC_BK, ASYNC_STAGES, true, true>(a);
 }
+/* [/page: step-launchers] */

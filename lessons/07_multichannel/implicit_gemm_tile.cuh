@@ -100,6 +100,7 @@ static __device__ __forceinline__ void
 multiply_slice(float sum[GEMM_TM][GEMM_TN], const float (*w_tile)[BM],
                const float (*x_tile)[GEMM_BN], int ty, int tx)
 {
+    /* [page: multiply-slice] */
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
         const float4 a_lo = *(const float4 *)&w_tile[kk][ty * 4];
@@ -114,6 +115,7 @@ multiply_slice(float sum[GEMM_TM][GEMM_TN], const float (*w_tile)[BM],
             for (int j = 0; j < GEMM_TN; j++)
                 sum[i][j] = fmaf(a[i], b[j], sum[i][j]);
     }
+    /* [/page: multiply-slice] */
 }
 
 /* Adds bias and writes the thread's 8 channels x 8 pixels: channels
