@@ -490,13 +490,13 @@ static bool any_cpu_variant(const struct op_run *r)
 }
 
 /* Something must be able to run: the variant --variant names or the run applies, or
- * one of the lesson's (a run with none is the library's rows alone). When what stops
- * them is the GPU or the build for it, the run is skipped (EXIT_NO_GPU), else the
- * problem is at fault (EXIT_USAGE). */
+ * one of the lesson's (a run with none is the library's rows alone). When only the GPU
+ * or the build for it stops them, the run is skipped (EXIT_NO_GPU); when the problem
+ * stops one, the problem is at fault (EXIT_USAGE), and the line also says why the
+ * others were skipped. */
 static int check_variants_run(const struct op_run *r)
 {
-    char reason[200], first[200] = "";
-    bool first_gpu = false;
+    char reason[200], problem[200] = "", gpu[200] = "";
     if (r->apply && r->op->variant_count == 0) {
         print_error("%s has no kernel variant to apply to its data", r->lesson->name);
         return EXIT_USAGE;
@@ -512,25 +512,26 @@ static int check_variants_run(const struct op_run *r)
                                                         : unsupported(r, v, reason, sizeof reason);
         if (!why)
             return EXIT_PASS;
-        if (!*first) {
-            snprintf(first, sizeof first, "%s", why);
-            first_gpu = gpu_why != NULL;
-        }
+        char *first = gpu_why ? gpu : problem;
+        if (!*first)
+            snprintf(first, sizeof problem, "%s", why);
     }
-    if (!*first)
-        return EXIT_PASS;
     const char *who = applied ? applied->name : r->opts.variant;
-    if (first_gpu) {
+    if (!*problem) {
+        if (!*gpu)
+            return EXIT_PASS;
         fprintf(stderr, "skipped: %s%s%s: %s\n", r->lesson->name, who ? " " : "", who ? who : "",
-                first);
+                gpu);
         return EXIT_NO_GPU;
     }
+    const char *also = *gpu ? "; the others are skipped on this GPU: " : "";
     if (applied && !r->opts.variant)
-        print_error("%s cannot run this problem: %s", applied->name, first);
+        print_error("%s cannot run this problem: %s%s%s", applied->name, problem, also, gpu);
     else if (r->opts.variant)
-        print_error("--variant %s cannot run this problem: %s", r->opts.variant, first);
+        print_error("--variant %s cannot run this problem: %s%s%s", r->opts.variant, problem,
+                    also, gpu);
     else
-        print_error("%s cannot run this problem: %s", r->lesson->name, first);
+        print_error("%s cannot run this problem: %s%s%s", r->lesson->name, problem, also, gpu);
     return EXIT_USAGE;
 }
 
