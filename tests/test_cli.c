@@ -267,8 +267,12 @@ static const struct lesson *files_lesson(void)
 
 /* An op flag that the problem depends on (lesson 11's --tile), and a size it refuses
  * whatever the flag. */
-static const struct op_param tile_param = {"tile", "a tile side, a multiple of 8", 16, 1, 4096,
-                                           true};
+static const struct op_param tile_param = {.flag = "tile",
+                                           .help = "a tile side, a multiple of 8",
+                                           .fallback = 16,
+                                           .lo = 1,
+                                           .hi = 4096,
+                                           .integer = true};
 
 static const char *tile_problem(const struct conv_shape *s, const double *param)
 {

@@ -12,6 +12,7 @@
 #include "escape.h"
 #include "fileutil.h"
 #include "op_files.h"
+#include "op_params.h"
 
 enum flag {
     FLAG_SIZE = 256, FLAG_BATCH, FLAG_CIN, FLAG_COUT, FLAG_KSIZE, FLAG_PRESET, FLAG_LIST_PRESETS,
@@ -208,12 +209,7 @@ static void print_problem_help(const struct lesson *lesson)
            MAX_KSIZE);
     printf("                     the default preset unless given\n");
     printf("  --list-presets     print the presets and exit\n");
-    for (int i = 0; i < op->param_count; i++) {
-        const struct op_param *p = &op->params[i];
-        char flag[64];
-        snprintf(flag, sizeof flag, "--%s X", p->flag);
-        printf("  %-18s %s, %g..%g (default %g)\n", flag, p->help, p->lo, p->hi, p->fallback);
-    }
+    op_print_param_help(op);
     printf("\n");
 }
 

@@ -35,6 +35,7 @@ struct op_run {
     bool apply;            /* one variant on the op's own data, written (op.write) */
     struct library_rows library;
     int failures;
+    double reference_ms; /* the op's scaling_reference row's time in this run, else 0 */
 };
 
 /* The variant's buffers: one set where they are not timed in rotation (a CPU variant,
@@ -56,6 +57,7 @@ struct variant_run {
     struct conv_shape shape;
     const double *param;
     void *scratch;
+    const struct gpu_info *gpu;
 };
 
 static struct op_args args_for(const struct variant_run *vr, int set, int frame)
@@ -65,6 +67,8 @@ static struct op_args args_for(const struct variant_run *vr, int set, int frame)
                         .frame = frame,
                         .scratch = vr->scratch,
                         .stream = vr->b->stream,
+                        .device = vr->gpu->id,
+                        .gpus = vr->gpu->gpus,
                         .variant = vr->variant};
     for (int i = 0; i < vr->b->count; i++)
         a.tensor[i] = vr->b->set[set][i];
@@ -159,6 +163,10 @@ static struct check_result check_once(const struct op_run *r, const struct varia
 {
     op_buffers_reset_written(b);
     enqueue_variant((void *)vr, 0);
+    if (vr->variant->collect) {
+        struct op_args a = args_for(vr, 0, 0);
+        vr->variant->collect(&a);
+    }
     op_buffers_fetch_written(b);
     struct op_check c = check_args(r, vr, b, 0, row);
     return r->opts.verify ? r->op->check(&c) : (struct check_result){.pass = true};
@@ -268,7 +276,8 @@ static void run_variant(struct op_run *r, const struct op_variant *v, struct op_
     size_t scratch = v->scratch_bytes ? v->scratch_bytes(v, &r->opts.shape, r->opts.param) : 0;
     struct variant_run vr = {v, b, r->opts.shape, r->opts.param,
                              scratch ? op_alloc_where(v->cpu, scratch, "the variant's scratch")
-                                     : NULL};
+                                     : NULL,
+                             &r->session.gpu};
     struct op_args a = args_for(&vr, 0, 0);
     if (v->setup)
         v->setup(&a);
@@ -384,6 +393,24 @@ static void run_baselines(struct op_run *r)
     }
 }
 
+/* The op's one-GPU reference time, and each row of a variant spread over several GPUs
+ * gets its efficiency against it: T1 / (gpus * T), 1 when the split costs nothing. */
+static void note_scaling(struct op_run *r, const struct op_variant *v, struct result_row *row)
+{
+    const char *reference = r->op->scaling_reference;
+    if (!reference || row->skipped || !row->check.pass)
+        return;
+    if (strcmp(v->name, reference) == 0) {
+        r->reference_ms = row->time.median_ms;
+        return;
+    }
+    if (v->needs.gpus < 2 || !(r->reference_ms > 0))
+        return;
+    const size_t used = strlen(row->params);
+    snprintf(row->params + used, sizeof row->params - used, "%sefficiency=%.3f",
+             used ? ";" : "", r->reference_ms / (r->session.gpu.gpus * row->time.median_ms));
+}
+
 /* false when the inputs could not be drawn (the message is printed). */
 static bool run_bench(struct op_run *r)
 {
@@ -425,6 +452,7 @@ static bool run_bench(struct op_run *r)
         session_fill_rates(&r->session, &row, variant_min_bytes(r, v),
                            share * variant_flops(r, v), !v->cpu);
         row.cudnn_ms = library_rows_fastest(&r->library, r->op, v);
+        note_scaling(r, v, &row);
         emit(r, &row);
         if (r->frames)
             emit_frames(r, &row, fr);
@@ -596,6 +624,28 @@ static bool read_files(struct op_run *r)
            op_files_read(r->op, set, path, r->opts.param, &r->opts.shape, &r->files);
 }
 
+/* The GPUs an op's gpus flag asks for, from --device on (0: all of them), which the
+ * machine must have. */
+static int open_gpus(struct op_run *r)
+{
+    for (int i = 0; r->session.have_gpu && i < r->op->param_count; i++) {
+        if (!r->op->params[i].gpus)
+            continue;
+        const char *why = NULL;
+        const int from = r->opts.device, count = gpu_count(&why);
+        const int want = r->opts.param[i] > 0 ? (int)r->opts.param[i] : count - from;
+        if (from + want > count) {
+            print_error("--%s %d: this machine has %d CUDA device%s from --device %d on",
+                        r->op->params[i].flag, want, count - from, count - from == 1 ? "" : "s",
+                        from);
+            return EXIT_USAGE;
+        }
+        r->opts.param[i] = want;
+        r->session.gpu.gpus = want;
+    }
+    return EXIT_PASS;
+}
+
 /* The run after the flags: the files read, the GPU if a variant needs one. */
 static int run(struct op_run *r)
 {
@@ -607,7 +657,7 @@ static int run(struct op_run *r)
         return rc;
     rc = session_open(&r->session, r->lesson->name, needs_gpu(r),
                       r->lesson->min_compute_capability, r->opts.device);
-    if (rc != EXIT_PASS)
+    if (rc != EXIT_PASS || (rc = open_gpus(r)) != EXIT_PASS)
         return rc;
     /* Once more now that the GPU is known: what the variants need of it and of the
      * build, so that no kernel is launched whose code this GPU cannot run. */

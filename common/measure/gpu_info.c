@@ -70,6 +70,7 @@ void gpu_query(int id, struct gpu_info *g)
 {
     memset(g, 0, sizeof *g);
     g->id = id;
+    g->gpus = 1;
     CUDA_CHECK(cudaSetDevice(id));
     struct cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, id));

@@ -29,6 +29,9 @@ struct gpu_info {
      * __CUDA_ARCH__ / 10): this GPU's own, or older PTX the driver compiled; 0 when the
      * build holds nothing this GPU can run. */
     int code_cc;
+    /* The GPUs the run uses: this one and the next gpus - 1 devices (1 unless the op
+     * has a flag that asks for more, op_param.gpus). */
+    int gpus;
     /* The model whose limits CONV_EMULATE_GPU imposed (gpu_emulate), else NULL. */
     const struct gpu_model *emulated;
     /* SMs x clock x FLOPs per clock per SM of each unit; 0 where unknown.

@@ -29,5 +29,10 @@ const char *gpu_needs_unmet(const struct gpu_needs *n, const struct gpu_info *g,
                  g->smem_per_block);
         return why;
     }
+    if (n->gpus > g->gpus) {
+        snprintf(why, size, "needs %d GPUs, the run has %d (--gpus, or the machine)", n->gpus,
+                 g->gpus);
+        return why;
+    }
     return NULL;
 }

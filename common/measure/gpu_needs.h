@@ -29,6 +29,8 @@ struct gpu_needs {
     int (*code_cc)(void);
     /* Optional: shared memory per block, static and dynamic, at this shape. */
     size_t (*smem_bytes)(const struct conv_shape *s);
+    /* The GPUs it spreads its work over, at least (lesson 12's splits); zero: one. */
+    int gpus;
 };
 
 /* NULL when the variant can run on g at shape s, else why not (written into why). */

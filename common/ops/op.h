@@ -46,6 +46,10 @@ struct op_param {
     const char *help; /* one line for --help */
     double fallback, lo, hi;
     bool integer;
+    /* The number of GPUs the run uses, from --device on (0: every one from there): the
+     * harness opens them, tells the variants (op_args.gpus, gpu_info.gpus) and refuses
+     * more than the machine has. */
+    bool gpus;
 };
 
 /* A tensor of one of the op's file sets read from a NumPy .npy file (--<flag> FILE.npy)
@@ -139,6 +143,7 @@ struct op_args {
     void *scratch; /* scratch_bytes() the harness owns; NULL when none. In a sequence it
                     * is the variant's state: kept from one frame to the next. */
     cudaStream_t stream;
+    int device, gpus; /* the GPUs the run uses: device, device + 1, ... (gpus of them) */
     const struct op_variant *variant; /* the one running (its impl, for a typed op) */
 };
 
@@ -161,7 +166,13 @@ struct op_variant {
                             const double *param);
     void (*setup)(const struct op_args *a);
     void (*teardown)(const struct op_args *a);
-    /* GPU: enqueue on a->stream and check the launch. CPU: compute before returning. */
+    /* Optional, untimed, for a variant whose result lives elsewhere while it runs (lesson
+     * 12's, on several GPUs): after a checked run, copies it into the written tensors
+     * of a->tensor, which the harness then reads. */
+    void (*collect)(const struct op_args *a);
+    /* GPU: enqueue on a->stream and check the launch. CPU: compute before returning.
+     * Work on other GPUs starts after what a->stream holds and ends before what it
+     * holds next (events), so the harness's events on a->stream time it all. */
     void (*run)(const struct op_args *a);
     /* Optional: FLOPs of this variant's algorithm when they differ from op.flops
      * (a loop nest that recomputes what it could share). */
@@ -240,6 +251,10 @@ struct op {
      * untimed and times each later frame alone (device events, or the host clock for a
      * CPU variant); a row's time is per frame. */
     int (*frames)(const struct conv_shape *s);
+    /* Optional, an op whose variants spread over several GPUs (gpu_needs.gpus): the
+     * variant on one GPU whose time T1, in the same run, gives each such row's
+     * efficiency=T1/(gpus*T) in the CSV's params. */
+    const char *scaling_reference;
     /* The tensors of one buffer set in a layout, in the order op_args.tensor holds them;
      * returns how many (at most OP_MAX_TENSORS). */
     int (*tensors)(const struct conv_shape *s, int layout, struct op_tensor *t);

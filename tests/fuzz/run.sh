@@ -26,12 +26,12 @@ cov_problem="lessons/10_covariance/problem.c common/io/npy.c tests/fuzz/fuzz_all
     common/measure/reference.c common/measure/verify.c common/tensor/conv_problem.c"
 declare -A parser=([npy]=common/io/npy.c [image]=common/io/image.c [filter]=common/io/filters.c
     [cli]="common/harness/cli.c common/tensor/conv_problem.c common/io/filters.c
-    common/ops/op_files.c common/ops/conv/conv_flags.c common/io/npy.c tests/flag_lesson.c
-    tests/fuzz/fuzz_command_line.c"
+    common/ops/op_files.c common/ops/op_params.c common/ops/conv/conv_flags.c common/io/npy.c
+    tests/flag_lesson.c tests/fuzz/fuzz_command_line.c"
     [cov_gamma]="$cov_problem" [cov_files]="$cov_problem common/ops/op_files.c"
     [delta_cli]="common/harness/cli.c common/tensor/conv_problem.c common/ops/op_files.c
-    common/io/npy.c lessons/11_delta/problem.c lessons/11_delta/video.c common/io/image.c
-    tests/fuzz/fuzz_alloc.c common/io/rng.c common/ops/conv/gold.c common/measure/reference.c
+    common/ops/op_params.c common/io/npy.c lessons/11_delta/problem.c lessons/11_delta/video.c
+    common/io/image.c tests/fuzz/fuzz_alloc.c common/io/rng.c common/ops/conv/gold.c common/measure/reference.c
     common/measure/verify.c common/tensor/tensor_format.c tests/fuzz/fuzz_command_line.c")
 # A lesson's target also sees the lesson's headers (each has its own problem.h).
 declare -A lesson=([cov_gamma]=lessons/10_covariance [cov_files]=lessons/10_covariance

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "filters.h"
+#include "op_params.h"
 
 static const struct op_data_flag data_flags[CONV_DATA_FLAGS] = {
     [DATA_INPUT] = {.flag = "input", .kind = OP_DATA_READ},
@@ -77,7 +78,6 @@ static void print_usage(const struct op *op, const char *name)
 
 static void print_problem_help(const struct op *op, const char *default_preset)
 {
-    (void)op;
     printf("problem (default: --preset %s):\n", default_preset);
     printf("  --preset NAME      a named problem (--list-presets); excludes the flags below\n");
     printf("  --size HxW         image height x width, 1..%d each (default from the preset)\n",
@@ -90,6 +90,7 @@ static void print_problem_help(const struct op *op, const char *default_preset)
     printf("  --filter NAME|FILE weights from a named filter or a text file instead of random\n");
     printf("                     values (%s)\n", filter_names());
     printf("  --list-presets     print the presets and exit\n");
+    op_print_param_help(op);
     printf("  A custom problem with cin or cout > 1 is a network layer with a bias per output\n");
     printf("  channel; a single-channel problem is an image filter without bias.\n\n");
 }

@@ -612,7 +612,9 @@ static struct conv_args conv_args_of(const struct op_args *a)
                               .scale = a->tensor[CONV_SCALE],
                               .output = a->tensor[CONV_OUTPUT],
                               .scratch = a->scratch,
-                              .stream = a->stream};
+                              .stream = a->stream,
+                              .device = a->device,
+                              .gpus = a->gpus};
 }
 
 static const struct conv_variant *conv_variant_of(const struct op_args *a)
@@ -636,6 +638,12 @@ static void teardown_conv(const struct op_args *a)
 {
     struct conv_args c = conv_args_of(a);
     conv_variant_of(a)->teardown(&c);
+}
+
+static void collect_conv(const struct op_args *a)
+{
+    struct conv_args c = conv_args_of(a);
+    conv_variant_of(a)->collect(&c);
 }
 
 static size_t scratch_conv(const struct op_variant *v, const struct conv_shape *s,
@@ -732,6 +740,7 @@ static struct op_variant op_variant_of(const struct conv_variant *cv, bool cpu)
                                .scratch_bytes = cv->scratch_bytes ? scratch_conv : NULL,
                                .setup = cv->setup ? setup_conv : NULL,
                                .teardown = cv->teardown ? teardown_conv : NULL,
+                               .collect = cv->collect ? collect_conv : NULL,
                                .run = run_conv,
                                .flops = cv->flops,
                                .max_gflop = cv->max_gflop,
@@ -765,7 +774,10 @@ const struct op *conv_op(const struct conv_spec *spec)
                         .prepare = prepare,
                         .release = release,
                         .apply_variant = spec->image_variant,
-                        .write = write_result};
+                        .write = write_result,
+                        .params = spec->params,
+                        .param_count = spec->param_count,
+                        .scaling_reference = spec->scaling_reference};
     conv_flags_declare(&c->op);
     return &c->op;
 }

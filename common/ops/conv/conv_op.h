@@ -38,6 +38,9 @@ struct conv_variant {
     void (*setup)(const struct conv_args *a);
     /* Optional, untimed, after the last run: undoes what setup did outside scratch. */
     void (*teardown)(const struct conv_args *a);
+    /* Optional, untimed, after a checked run: copies a result kept elsewhere (on other
+     * GPUs) into a->output (op_variant.collect). */
+    void (*collect)(const struct conv_args *a);
     /* GPU: enqueue the kernel(s) on a->stream and check the launch.
      * CPU: compute the whole output before returning. */
     void (*run)(const struct conv_args *a);
@@ -77,6 +80,11 @@ struct conv_spec {
     /* Optional: cuDNN rows beyond those the variants' formats call for. */
     const struct baseline_format *extra_baselines;
     int extra_baseline_count;
+    /* Optional: the lesson's own flags (op.params), and the variant whose time the rows
+     * of variants spread over several GPUs are compared with (op.scaling_reference). */
+    const struct op_param *params;
+    int param_count;
+    const char *scaling_reference;
 };
 
 /* The op over the spec's variants; its problem is made by op.prepare from the flags. */

@@ -23,6 +23,9 @@ struct conv_args {
                           * packed signs in the bits layout for OUTPUT_SIGN_BITS */
     void *scratch;       /* scratch_bytes() of memory the harness owns; NULL when none */
     cudaStream_t stream; /* GPU: every launch and copy goes on this stream */
+    /* The GPUs the run uses, device, device + 1, ... (gpus of them; 1 but in lesson
+     * 12); stream belongs to the first. */
+    int device, gpus;
 };
 
 /* The float32 views, for variants whose dtype stores float32. */
