@@ -102,8 +102,9 @@ void setup_rows_nccl(const struct conv_args *a);
 void collect_split(const struct conv_args *a);
 void teardown_split(const struct conv_args *a);
 
-/* The course's fastest fp16 NHWC kernel on the current GPU: lesson 08's wgmma where
- * the build has its sm_90a code and the GPU is 9.0, else its mma.sync. */
+/* The course's fastest fp16 NHWC kernel on the current GPU for the layer: lesson 08's
+ * wgmma where the build has its sm_90a code, the GPU is 9.0 and the layer has 128
+ * output channels or more, else its mma.sync. */
 void conv_fastest_fp16(const struct conv_args *a);
 
 /* NCCL's calls as CUDA_CHECK checks CUDA's: the expression, the file, the line and
