@@ -41,7 +41,7 @@ problems_of() {
     09_*) for p in $binary; do echo "--preset $p"; done ;;
     10_*) for p in $covariance; do echo "--preset $p"; done ;;
     11_*) for p in $video; do echo "--preset $p"; done ;;
-    12_*) for p in unet-64x64 $video wide-8192x4096 wide-16384x8192; do echo "--preset $p"; done ;;
+    12_*) for p in unet-64x64 $video wide-8000x4096; do echo "--preset $p"; done ;;
     *) for p in $single_channel; do echo "--preset $p"; done
        for k in 9 11 13 15; do echo "--size 8192x8192 --ksize $k"; done ;;
     esac

@@ -7,7 +7,7 @@
  * carry gpus=N and efficiency=T1/(N*TN) against one_gpu in the same run.
  *
  *   build/bin/12_multi_gpu --preset unet-64x64
- *   build/bin/12_multi_gpu --preset wide-8192x4096 --gpus 2
+ *   build/bin/12_multi_gpu --preset wide-8000x4096 --gpus 2
  */
 #include "conv_op.h"
 #include "lesson.h"
