@@ -77,6 +77,21 @@ static void code_built_for_an_older_gpu_is_caught(void)
     CHECK(gpu_needs_unmet(&nothing, &h100_ptx75, &s, why, sizeof why) == NULL);
 }
 
+/* A split over several GPUs (lesson 12) runs only where the run has that many. */
+static void a_split_needs_its_gpus(void)
+{
+    const struct conv_shape s = {.n = 1, .cin = 8, .cout = 8, .h = 8, .w = 8, .ksize = 3};
+    char why[200];
+    struct gpu_info one = gpu_as("h100", 90), two = one;
+    one.gpus = 1;
+    two.gpus = 2;
+    const struct gpu_needs split = {.cc = 80, .gpus = 2}, single = {.cc = 80};
+    CHECK(gpu_needs_unmet(&split, &two, &s, why, sizeof why) == NULL);
+    CHECK(gpu_needs_unmet(&single, &one, &s, why, sizeof why) == NULL);
+    CHECK(gpu_needs_unmet(&split, &one, &s, why, sizeof why) != NULL &&
+          strcmp(why, "needs 2 GPUs, the run has 1 (--gpus, or the machine)") == 0);
+}
+
 /* Emulation imposes the model's limits and peaks, and says so in the name. */
 static void emulation_imposes_the_model(void)
 {
@@ -98,6 +113,7 @@ static void emulation_imposes_the_model(void)
 static const struct unit_case cases[] = {
     {"unmet_needs_say_why", unmet_needs_say_why},
     {"code_built_for_an_older_gpu_is_caught", code_built_for_an_older_gpu_is_caught},
+    {"a_split_needs_its_gpus", a_split_needs_its_gpus},
     {"emulation_imposes_the_model", emulation_imposes_the_model},
 };
 UNIT_MAIN(cases)

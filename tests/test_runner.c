@@ -1,10 +1,13 @@
 /* The runner without a GPU: the rotation plan, shared tensors in buffer sets, a
- * sequence's frames run on the host through lesson_main, and the fastest library row.
+ * sequence's frames run on the host through lesson_main, a result kept elsewhere and
+ * collected (with its efficiency against a reference), and the fastest library row.
  * The op is small on purpose: y += (frame + 1) * w * x over h x w elements, x drawn per
  * buffer set, w shared by every set, y written. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu_timer.h"
 #include "lesson.h"
@@ -210,6 +213,73 @@ static void sequence_that_forgets_fails(void)
     CHECK(checked_frames == FRAMES);
 }
 
+/* A variant whose result lives elsewhere (lesson 12's, on other GPUs) computes into its
+ * own memory; collect brings it into y before the check, and without collect the
+ * check sees y as drawn and fails. Its row's params give its efficiency against the
+ * op's scaling reference, in the same run. */
+static float kept[64];
+
+static void accumulate_elsewhere(const struct op_args *a)
+{
+    const float *x = a->tensor[X], *w = a->tensor[W], *y = a->tensor[Y];
+    for (size_t i = 0; i < count_of(&a->shape); i++)
+        kept[i] = y[i] + w[i] * x[i];
+}
+
+static void collect_kept(const struct op_args *a)
+{
+    memcpy(a->tensor[Y], kept, count_of(&a->shape) * sizeof(float));
+}
+
+static const struct op_variant split_variants[] = {
+    {.name = "one", .what = "y in place", .cpu = true, .run = accumulate},
+    {.name = "split",
+     .what = "y elsewhere, collected",
+     .cpu = true,
+     .needs = {.gpus = 2},
+     .run = accumulate_elsewhere,
+     .collect = collect_kept},
+    {.name = "uncollected",
+     .what = "y elsewhere, never collected",
+     .cpu = true,
+     .needs = {.gpus = 2},
+     .run = accumulate_elsewhere},
+};
+
+static int run_split(const char *variant, const char *csv)
+{
+    struct op op = sequence_op();
+    op.frames = NULL;
+    op.variants = split_variants;
+    op.variant_count = variant ? 3 : 2;
+    op.scaling_reference = "one";
+    const struct lesson lesson = {.name = "99_split", .title = "a result kept elsewhere",
+                                  .default_preset = "small", .op = &op};
+    char *argv[] = {"test", "--csv", (char *)csv, "--variant", (char *)variant};
+    return lesson_main(&lesson, variant ? 5 : 3, argv);
+}
+
+static void kept_elsewhere_is_collected(void)
+{
+    char csv[64];
+    snprintf(csv, sizeof csv, "/tmp/test_runner_%d.csv", (int)getpid());
+    remove(csv);
+    CHECK(run_split(NULL, csv) == 0);
+    FILE *f = fopen(csv, "r");
+    char line[2048];
+    int rows = 0, efficient = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        rows++;
+        efficient += strncmp(line, "99_split,split,", 15) == 0 && strstr(line, "efficiency=");
+    }
+    if (f)
+        fclose(f);
+    remove(csv);
+    CHECK(rows == 3 && efficient == 1);
+    CHECK(run_split("uncollected", csv) == 1);
+    remove(csv);
+}
+
 /* Library rows: each once, in the order first asked for; a variant's ratio is taken
  * against the fastest of its rows that ran. */
 static int baselines(const struct op *op, const struct op_variant *v, struct op_baseline *out)
@@ -256,6 +326,7 @@ static const struct unit_case cases[] = {
     {"shared_tensors_are_one_copy", shared_tensors_are_one_copy},
     {"sequence_runs_on_the_host", sequence_runs_on_the_host},
     {"sequence_that_forgets_fails", sequence_that_forgets_fails},
+    {"kept_elsewhere_is_collected", kept_elsewhere_is_collected},
     {"fastest_library_row", fastest_library_row},
 };
 
