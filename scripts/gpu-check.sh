@@ -15,8 +15,11 @@
 #           for lesson 10), the cross-lesson agreement of the cuDNN rows
 #           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, what the
 #           timing protocol adds to a kernel (launch_floor), the plots
-# No stage: all five, starting the sweep's CSVs afresh (bench.csv, and lesson 11's
-# frames.csv and 11_sweep.csv). Logs, the CSV and the plots
+#   multi   lesson 12 on a machine of several GPUs: its tests (the splits checked bit for
+#           bit against one GPU, the sanitizers) and its sweep over 2, 4, ... GPUs, into
+#           multi.csv (commit it as results/<gpu>xN/bench.csv); one line on one GPU
+# No stage: all six, starting the sweep's CSVs afresh (bench.csv, multi.csv, and lesson
+# 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
 # build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
 # without .git needs the .commit file scripts/stamp-commit.sh writes.
@@ -28,7 +31,11 @@ csv=$work/bench.csv
 mkdir -p "$out" "$work"
 summary=$out/summary.txt
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || { stages=(test ptx python bench extras); rm -f "$csv" "$work/frames.csv" "$work/11_sweep.csv"; }
+multi_csv=$work/multi.csv
+[ ${#stages[@]} -gt 0 ] || {
+    stages=(test ptx python bench extras multi)
+    rm -f "$csv" "$multi_csv" "$work/frames.csv" "$work/11_sweep.csv"
+}
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "gpu-check: no GPU here (nvidia-smi lists none); run it on a GPU machine" | tee -a "$summary"
@@ -37,6 +44,21 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv \
     | tee -a "$summary"
 nvcc --version | tail -n 1 | tee -a "$summary"
+
+gpus=$(nvidia-smi -L | wc -l)
+
+# Lesson 12's problems on 2, 4, ... of this machine's GPUs.
+# shellcheck disable=SC2317 # called through step
+multi_sweep() {
+    local n p rc=0
+    for ((n = 2; n <= gpus; n *= 2)); do
+        for p in unet-64x64 vtest-c64 wide-8000x4096; do
+            echo "== 12_multi_gpu --preset $p --gpus $n"
+            "$root/build/bin/12_multi_gpu" --preset "$p" --gpus "$n" --csv "$multi_csv" || rc=1
+        done
+    done
+    return "$rc"
+}
 
 status=0
 step() {
@@ -103,10 +125,21 @@ for stage in "${stages[@]}"; do
         [ -s "$work/frames.csv" ] &&
             step plot_frames "$py" "$root/plots/plot_frames.py" "$work/frames.csv" --out "$work/img"
         [ -d "$work/img" ] && tar -czf "$out/plots.tgz" -C "$work" img ;;
-    *) echo "gpu-check: unknown stage '$stage' (test, ptx, python, bench, extras)"; exit 2 ;;
+    multi)
+        if [ "$gpus" -lt 2 ]; then
+            echo "multi: one GPU here; lesson 12's splits need two or more" | tee -a "$summary"
+            continue
+        fi
+        step multi-test ctest --test-dir "$root/build" -R "^12_multi_gpu\." --output-on-failure
+        grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/multi-test.log" | tail -n 20 \
+            | tee -a "$summary"
+        step multi-bench multi_sweep
+        grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary" ;;
+    *) echo "gpu-check: unknown stage '$stage' (test, ptx, python, bench, extras, multi)"; exit 2 ;;
     esac
 done
 cp "$csv" "$out/bench.csv" 2>/dev/null
+cp "$multi_csv" "$out/multi.csv" 2>/dev/null
 cp "$work/frames.csv" "$work/11_sweep.csv" "$out/" 2>/dev/null
 echo "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)" | tee -a "$summary"
 exit $status

@@ -63,6 +63,7 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
+/* [page: place] */
 /* Slab i's images or rows: as even a share as whole images or rows allow. */
 static void place(struct split *s, struct slab *p, int i)
 {
@@ -81,6 +82,7 @@ static void place(struct split *s, struct slab *p, int i)
         p->bottom = min_int(s->halo, sh->h - p->r1);
     }
 }
+/* [/page: place] */
 
 /* Every GPU of the run reads and writes the others' memory directly (NVLink or PCIe),
  * which collect and the peer-copy exchange use. Enabled once per pair: it lasts as
@@ -185,6 +187,7 @@ void split_close(struct split *s)
     CUDA_CHECK(cudaEventDestroy(s->start));
 }
 
+/* [page: fences] */
 void split_fence_in(struct split *s, cudaStream_t harness)
 {
     CUDA_CHECK(cudaEventRecord(s->start, harness));
@@ -204,6 +207,7 @@ void split_fence_out(struct split *s, cudaStream_t harness)
     }
     CUDA_CHECK(cudaSetDevice(s->slab[0].device));
 }
+/* [/page: fences] */
 
 static struct conv_args kernel_args(const struct split *s, const struct slab *p, int images,
                                     int rows, const void *input, void *output,
@@ -239,6 +243,7 @@ void split_compute_slab(const struct split *s, const struct slab *p)
     conv_fastest_fp16(&c);
 }
 
+/* [page: halo_pieces] */
 void split_for_each_halo_piece(const struct split *s, halo_piece_fn piece, void *context)
 {
     for (int to = 0; to < s->gpus; to++) {
@@ -256,6 +261,7 @@ void split_for_each_halo_piece(const struct split *s, halo_piece_fn piece, void 
             }
     }
 }
+/* [/page: halo_pieces] */
 
 void split_collect(const struct split *s, const struct conv_args *a)
 {
