@@ -6,14 +6,16 @@
 Reads:  one bench CSV (default: results/h200/bench.csv), through plot.py's reader.
 Writes: <out>/<gpu slug>_course_at_a_glance.png (default out: docs/img), and prints
         one line per column with the range of its points. The PNG records the CSV rows
-        it drew, those of lessons 02-08, in its metadata (plots/provenance.py).
+        it drew, those of the lessons it shows, in its metadata (plots/provenance.py).
 
-One column per lesson 02-07, one point per problem that lesson runs: the `vs_cudnn`
-value (cuDNN's median time over the kernel's, at the same precision and layout) of the
-lesson's fastest PASS variant on that problem. Lesson 08 gets three columns, one per
-precision, from its `mma_fp16`, `mma_tf32` and `3xtf32` rows, each already compared
-by the harness with its own cuDNN row (fp16, TF32 and fp32, all NHWC). Above 1 the
-kernel is faster than cuDNN, below 1 slower.
+One column per lesson with a cuDNN row (02-07, 09, 11; lesson 10's op has none), one
+point per problem that lesson runs: the `vs_cudnn` value (cuDNN's median time over the
+kernel's, at the same precision and layout) of the lesson's fastest PASS variant on that
+problem. Lesson 08 gets one column per precision (fp16, bf16, TF32, and 3xTF32 against
+fp32), each point its fastest variant of that precision, already compared by the harness
+with cuDNN at that precision in NHWC. Lesson 09's binary kernels are compared with the
+fastest of cuDNN's fp16 and fp32 rows, lesson 11's with cuDNN fp32 on one frame. Above 1
+the kernel is faster than cuDNN, below 1 slower.
 """
 import argparse
 import os
@@ -26,19 +28,21 @@ from plot import plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 DEFAULT_CSV = os.path.join(plot.REPO_ROOT, "results", "h200", "bench.csv")
-LESSONS = (2, 3, 4, 5, 6, 7)
+LESSONS = (2, 3, 4, 5, 6, 7, 9, 11)
 TENSOR_CORE_LESSON = 8
-# Lesson 08: (variant, column label); each row's vs_cudnn is against cuDNN at its precision.
-TENSOR_CORE_SERIES = (("mma_fp16", "08 fp16\nmma_fp16"),
-                      ("mma_tf32", "08 TF32\nmma_tf32"),
-                      ("3xtf32", "08 fp32-level\n3xtf32"))
+# Lesson 08: (dtype, column name); each row's vs_cudnn is against cuDNN at its precision.
+TENSOR_CORE_SERIES = (("fp16", "08 fp16"), ("bf16", "08 bf16"), ("tf32", "08 TF32"),
+                      ("3xtf32", "08 fp32-level"))
 SHORT_NAMES = {2: "naive", 3: "constant", 4: "shared tile", 5: "register tile",
-               6: "separable", 7: "multi-channel"}
+               6: "separable", 7: "multi-channel", 9: "binary", 11: "video delta"}
+COLUMN_ORDER = (2, 3, 4, 5, 6, 7, 8, 9, 11)
 # The marker says what kind of problem a point is.
 KINDS = (("seed000", "o", "seed000 (1000x2000, k=3)"),
          ("single", "s", "8192x8192, k=3..15, one channel"),
          ("unet", "^", "U-Net layer, batch 4"),
-         ("batch64", "D", "batch-64 layer (3xtf32 only)"))
+         ("batch64", "D", "batch-64 layer (3xtf32 only)"),
+         ("binary", "P", "binary layer (lesson 09)"),
+         ("video", "*", "a video frame's layer (lesson 11)"))
 JITTER = 0.32  # points of a column spread over this width, in problem order
 KIND_ORDER = {kind: i for i, (kind, _, _) in enumerate(KINDS)}
 
@@ -54,6 +58,10 @@ def problem_rank(row):
 def kind_of(row):
     if row["preset"] == "seed000":
         return "seed000"
+    if row["preset"].startswith("bnn-"):
+        return "binary"
+    if row["preset"].startswith("vtest-"):
+        return "video"
     if row["preset"].startswith(plot.UNET_PREFIX):
         return "unet"
     if row["n"] > 1:
@@ -61,33 +69,38 @@ def kind_of(row):
     return "single"
 
 
+def best_column(name, rows):
+    """(label, [rows]): the fastest of rows on each problem, in the CSV's problem order,
+    labelled with the name and the variants that won; None when rows is empty."""
+    best = {}
+    for r in rows:
+        key = (r["preset"], r["n"], r["ksize"], r["h"], r["w"])
+        if key not in best or r["median_ms"] < best[key]["median_ms"]:
+            best[key] = r
+    if not best:
+        return None
+    names = plot.unique(r["variant"] for r in sorted(best.values(), key=problem_rank))
+    return (f"{name}\n" + "\n".join(names), sorted(best.values(), key=problem_rank))
+
+
 def columns(rows):
     """[(label, [rows])]: per column, one row per problem, in the CSV's problem order."""
     rows = [r for r in plot.latest_rows(rows)
-            if r["status"] == "PASS" and r["vs_cudnn"] is not None]
+            if r["status"] == "PASS" and r["vs_cudnn"] is not None and
+            r["variant"] != plot.CUDNN]
     result = []
-    for number in LESSONS:
-        best = {}
-        for r in rows:
-            if plot.lesson_number(r["lesson"]) != number or r["variant"] == plot.CUDNN:
-                continue
-            key = (r["preset"], r["n"], r["ksize"], r["h"], r["w"])
-            if key not in best or r["median_ms"] < best[key]["median_ms"]:
-                best[key] = r
-        if best:
-            names = plot.unique(r["variant"] for r in best.values())
-            label = f"{number:02d} {SHORT_NAMES[number]}\n" + "\n".join(names)
-            result.append((label, sorted(best.values(), key=problem_rank)))
-    for variant, label in TENSOR_CORE_SERIES:
-        picked = [r for r in rows if plot.lesson_number(r["lesson"]) == TENSOR_CORE_LESSON
-                  and r["variant"] == variant]
-        if picked:
-            result.append((label, sorted(picked, key=problem_rank)))
-    return result
+    for number in COLUMN_ORDER:
+        of_lesson = [r for r in rows if plot.lesson_number(r["lesson"]) == number]
+        if number != TENSOR_CORE_LESSON:
+            result.append(best_column(f"{number:02d} {SHORT_NAMES[number]}", of_lesson))
+            continue
+        for dtype, name in TENSOR_CORE_SERIES:
+            result.append(best_column(name, [r for r in of_lesson if r["dtype"] == dtype]))
+    return [column for column in result if column]
 
 
 def chart(gpu, cols):
-    fig, ax = plt.subplots(figsize=(13.0, 5.8))
+    fig, ax = plt.subplots(figsize=(17.0, 6.4))
     ax.grid(axis="y", which="both", alpha=0.3)
     ax.set_axisbelow(True)
     plot.use_log_scale(ax)
@@ -101,7 +114,7 @@ def chart(gpu, cols):
             fontsize="small", color="firebrick", fontweight="bold")
     markers = {kind: marker for kind, marker, _ in KINDS}
     for i, (_, rs) in enumerate(cols):
-        colour = plt.get_cmap("tab10")(i % 10)
+        colour = plt.get_cmap("tab20")(i % 20)  # a colour of its own per column
         for j, r in enumerate(rs):
             x = i - JITTER / 2 + (JITTER * j / (len(rs) - 1) if len(rs) > 1 else JITTER / 2)
             ax.plot(x, r["vs_cudnn"], linestyle="none", marker=markers[kind_of(r)],
@@ -114,7 +127,7 @@ def chart(gpu, cols):
     ax.set_ylim(bottom, top)
     ax.set_xlim(-0.6, len(cols) - 0.4)
     ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels([label for label, _ in cols], fontsize="small")
+    ax.set_xticklabels([label for label, _ in cols], fontsize="x-small")
     ax.set_ylabel("speed-up over cuDNN (vs_cudnn)\ncuDNN ms / kernel ms, same precision "
                   "and layout")
     ax.set_xlabel("lesson, and its fastest passing variant(s) on the problems it runs")
