@@ -168,7 +168,7 @@ struct op_variant {
     void (*teardown)(const struct op_args *a);
     /* Optional, untimed, for a variant whose result lives elsewhere while it runs (lesson
      * 12's, on several GPUs): after a checked run, copies it into the written tensors
-     * of a->tensor, which the harness then reads. */
+     * of a->tensor, which the harness then reads (an op without frames). */
     void (*collect)(const struct op_args *a);
     /* GPU: enqueue on a->stream and check the launch. CPU: compute before returning.
      * Work on other GPUs starts after what a->stream holds and ends before what it

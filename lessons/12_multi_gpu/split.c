@@ -1,7 +1,5 @@
 #include "split.h"
 
-#include <string.h>
-
 #include "cuda_check.h"
 #include "lessons/08_tensor_cores/kernels.h"
 
