@@ -307,8 +307,20 @@ def use_log_scale(ax, axis="y"):
     target.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
+# Twenty colours, no two alike, so that no chart gives two variants one colour: tab10's,
+# then one shade of each of tab20b's and tab20c's hue groups (lesson 05 draws 13 variants).
+PALETTE = ([plt.get_cmap("tab10")(i) for i in range(10)] +
+           [plt.get_cmap("tab20b")(i) for i in (0, 4, 8, 12, 16)] +
+           [plt.get_cmap("tab20c")(i) for i in (2, 6, 10, 14, 18)])
+
+
 def variant_colour(index, name):
-    return CUDNN_COLOUR if name == CUDNN else plt.get_cmap("tab10")(index % 10)
+    if name == CUDNN:
+        return CUDNN_COLOUR
+    if index >= len(PALETTE):
+        raise ValueError(f"more than {len(PALETTE)} variants in one chart: no colour left "
+                         f"for {name}")
+    return PALETTE[index]
 
 
 def bar_style(index, name, failed):
