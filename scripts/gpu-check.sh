@@ -16,8 +16,9 @@
 #           (scripts/cudnn_spread.py), cuBLAS's SGEMM rate, the mma.sync rates, what the
 #           timing protocol adds to a kernel (launch_floor), the plots
 #   multi   lesson 12 on a machine of several GPUs: its tests (the splits checked bit for
-#           bit against one GPU, the sanitizers) and its sweep over 2, 4, ... GPUs, into
-#           multi.csv (commit it as results/<gpu>xN/bench.csv); one line on one GPU
+#           bit against one GPU, the sanitizers), its sweep over 2, 4, ... GPUs into
+#           multi.csv (commit it as results/<gpu>xN/bench.csv) and the interconnect
+#           sweep (exchange_sweep); one line on one GPU
 # No stage: all six, starting the sweep's CSVs afresh (bench.csv, multi.csv, and lesson
 # 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
@@ -47,14 +48,20 @@ nvcc --version | tail -n 1 | tee -a "$summary"
 
 gpus=$(nvidia-smi -L | wc -l)
 
-# Lesson 12's problems on 2, 4, ... of this machine's GPUs.
+# Lesson 12's problems on 2, 4, ... of this machine's GPUs: its presets, then one image
+# of 64 -> 64 channels from 256x256 to 4096x4096, where the crossover lies.
 # shellcheck disable=SC2317 # called through step
 multi_sweep() {
-    local n p rc=0
+    local n p side rc=0
     for ((n = 2; n <= gpus; n *= 2)); do
         for p in unet-64x64 vtest-c64 wide-8000x4096; do
             echo "== 12_multi_gpu --preset $p --gpus $n"
             "$root/build/bin/12_multi_gpu" --preset "$p" --gpus "$n" --csv "$multi_csv" || rc=1
+        done
+        for side in 256 512 1024 2048 4096; do
+            echo "== 12_multi_gpu --size ${side}x$side --cin 64 --cout 64 --gpus $n"
+            "$root/build/bin/12_multi_gpu" --size "${side}x$side" --cin 64 --cout 64 \
+                --gpus "$n" --csv "$multi_csv" || rc=1
         done
     done
     return "$rc"
@@ -134,7 +141,9 @@ for stage in "${stages[@]}"; do
         grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/multi-test.log" | tail -n 20 \
             | tee -a "$summary"
         step multi-bench multi_sweep
-        grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary" ;;
+        grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary"
+        step exchange_sweep "$root/build/bin/exchange_sweep"
+        cat "$out/exchange_sweep.log" >>"$summary" ;;
     *) echo "gpu-check: unknown stage '$stage' (test, ptx, python, bench, extras, multi)"; exit 2 ;;
     esac
 done

@@ -9,13 +9,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "conv_args.h"
+#include "nccl_check.h"
 
 #define SPLIT_MAX_GPUS 16
 
@@ -106,17 +105,5 @@ void teardown_split(const struct conv_args *a);
  * wgmma where the build has its sm_90a code, the GPU is 9.0 and the layer has 128
  * output channels or more, else its mma.sync. */
 void conv_fastest_fp16(const struct conv_args *a);
-
-/* NCCL's calls as CUDA_CHECK checks CUDA's: the expression, the file, the line and
- * NCCL's reason on one line, then exit 1. */
-#define NCCL_CHECK(expr)                                                              \
-    do {                                                                              \
-        ncclResult_t nccl_check_err_ = (expr);                                        \
-        if (nccl_check_err_ != ncclSuccess) {                                         \
-            fprintf(stderr, "error: NCCL: %s failed at %s:%d: %s\n", #expr, __FILE__, \
-                    __LINE__, ncclGetErrorString(nccl_check_err_));                   \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 #endif
