@@ -119,6 +119,7 @@ void launch_two_pass_any_radius(const struct conv_args *a)
 template <int R, bool WIDE> static void launch_two_pass_with(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
+    /* [page: two-launches] */
     const dim3 block(BLOCK_W, BLOCK_H);
     const int row_tiles_x = ceil_div(s->w, BLOCK_W * ROW_OUTS);
     row_pass<R, WIDE><<<grid_of(s, row_tiles_x, BLOCK_H), block, 0, a->stream>>>(
@@ -129,6 +130,7 @@ template <int R, bool WIDE> static void launch_two_pass_with(const struct conv_a
         <<<grid_of(s, column_tiles_x, BLOCK_H * COLUMN_ROWS), block, 0, a->stream>>>(
             intermediate_of(a), output_f32(a), s->n, s->h, s->w, column_tiles_x);
     CUDA_CHECK_LAUNCH();
+    /* [/page: two-launches] */
 }
 
 /* two_pass for a compile-time radius R, with and without 16-byte loads. */

@@ -28,16 +28,19 @@ __global__ void __launch_bounds__(TILE_THREADS, FUSED_SMEM_MIN_BLOCKS)
 {
     constexpr int HALO = WIDE ? (R + VEC - 1) / VEC * VEC : R;
     constexpr int SPAN = COLUMN_OUTS + 2 * HALO;
+    /* [page: mid-tile] */
     constexpr int MID_ROWS = TILE_H + 2 * R;
     /* One float4 per thread per row: a warp reads or writes 512 contiguous bytes,
      * free of bank conflicts. */
     __shared__ float4 mid[MID_ROWS][BLOCK_W];
+    /* [/page: mid-tile] */
 
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int x0 = (int)(blockIdx.x % tiles_x) * TILE_W + tx * COLUMN_OUTS;
     const int tile_y0 = (int)(blockIdx.x / tiles_x) * TILE_H;
     for (int p = blockIdx.y; p < n; p += gridDim.y) {
         const float *src = in + (size_t)p * h * w;
+        /* [page: two-phases] */
 #pragma unroll
         for (int k = 0; k < ceil_div(MID_ROWS, TILE_THREADS_H); ++k) {
             const int row = ty + k * TILE_THREADS_H;
@@ -60,6 +63,7 @@ __global__ void __launch_bounds__(TILE_THREADS, FUSED_SMEM_MIN_BLOCKS)
         }
         /* The next plane's row pass overwrites mid. */
         __syncthreads();
+        /* [/page: two-phases] */
     }
 }
 

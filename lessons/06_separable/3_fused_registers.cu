@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
         return;
     for (int p = blockIdx.y; p < n; p += gridDim.y) {
         const float *src = in + (size_t)p * h * w;
+        /* [page: fused-walk] */
         float acc[ROWS][FUSED_OUTS];
 #pragma unroll
         for (int t = 0; t < ROWS + 2 * R; ++t) {
@@ -45,6 +46,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
             filter_column_step<R, ROWS, FUSED_OUTS, WIDE>(t, filtered, acc, out + (size_t)p * h * w,
                                                           y0, x0, h, w);
         }
+        /* [/page: fused-walk] */
     }
 }
 

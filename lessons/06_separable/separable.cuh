@@ -61,6 +61,7 @@ static inline float *intermediate_of(const struct conv_args *a)
 template <int R, int OUTS, int SPAN>
 __device__ __forceinline__ void filter_row(const float (&v)[SPAN], float (&out)[OUTS])
 {
+    /* [page: row-filter] */
     constexpr int SKIP = (SPAN - OUTS) / 2 - R;
 #pragma unroll
     for (int m = 0; m < OUTS; ++m) {
@@ -69,6 +70,7 @@ __device__ __forceinline__ void filter_row(const float (&v)[SPAN], float (&out)[
         for (int j = 0; j < 2 * R + 1; ++j)
             out[m] = fmaf(v[SKIP + m + j], row_taps[j], out[m]);
     }
+    /* [/page: row-filter] */
 }
 
 /* The 1-D column filter, one input row at a time: row t of the ROWS + 2R rows a
@@ -79,6 +81,7 @@ __device__ __forceinline__ void filter_column_step(int t, const float (&v)[OUTS]
                                                    float (&acc)[ROWS][OUTS], float *plane, int y0,
                                                    int x0, int h, int w)
 {
+    /* [page: column-step] */
 #pragma unroll
     for (int o = 0; o < ROWS; ++o) {
         const int i = t - o;
@@ -94,6 +97,7 @@ __device__ __forceinline__ void filter_column_step(int t, const float (&v)[OUTS]
         if (i == 2 * R)
             store_span<OUTS, WIDE>(acc[o], plane, y0 + o, x0, h, w);
     }
+    /* [/page: column-step] */
 }
 
 /* A grid of tiles_x x tiles_y tiles in blockIdx.x (no 65535 limit on rows) and the

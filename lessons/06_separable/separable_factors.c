@@ -26,6 +26,7 @@ double separable_factors(const float *taps, int ksize, float *column, float *row
             column[i] = row[i] = 0.0f;
         return 0.0;
     }
+    /* [page: rank1-factors] */
     for (int j = 0; j < ksize; j++)
         row[j] = taps[longest * ksize + j];
     for (int i = 0; i < ksize; i++) {
@@ -42,6 +43,7 @@ double separable_factors(const float *taps, int ksize, float *column, float *row
             residual2 += d * d;
         }
     return sqrt(residual2 / total_norm2);
+    /* [/page: rank1-factors] */
 }
 
 const char *check_separable(const struct conv_shape *s, const float *weights)
