@@ -4,6 +4,7 @@
 #ifndef KERNELS_H
 #define KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "conv_args.h"
@@ -30,6 +31,16 @@ void launch_conv2d_3xtf32(const struct conv_args *a);
 int wgmma_code_cc(void);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
+
+/* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch
+ * package, lesson 12): its TMA path needs whole 16-byte rows of channels (8 fp16 or
+ * bf16), and below 65 output channels mma.sync's narrow tiles win: unet-3x64 and
+ * unet-64x64 took 0.19 and 0.32 ms on mma_fp16, 0.44 and 0.48 ms on wgmma_fp16, and
+ * unet-64x128 0.161 against 0.127 ms (results/h200/bench.csv). */
+static inline bool wgmma_beats_mma(const struct conv_shape *s)
+{
+    return s->cin % 8 == 0 && s->cout >= 65;
+}
 
 #ifdef __cplusplus
 }

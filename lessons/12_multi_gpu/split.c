@@ -6,19 +6,13 @@
 #define FP16_BYTES 2
 #define NAN_BYTE 0xff /* an fp16 with every bit set is a NaN */
 
-/* Below 128 output channels wgmma's 128-wide tile is half empty, and mma.sync is the
- * faster of the two on every U-Net layer of results/h200/bench.csv (0.324 against
- * 0.476 ms on unet-64x64); from 128 on, wgmma is (0.127 against 0.161 ms on
- * unet-64x128). */
-#define WGMMA_MIN_COUT 128
-
 void conv_fastest_fp16(const struct conv_args *a)
 {
     int device = 0, major = 0, minor = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    if (major * 10 + minor == 90 && wgmma_code_cc() == 90 && a->shape.cout >= WGMMA_MIN_COUT)
+    if (major * 10 + minor == 90 && wgmma_code_cc() == 90 && wgmma_beats_mma(&a->shape))
         launch_conv2d_wgmma_fp16(a);
     else
         launch_conv2d_mma_fp16(a);
