@@ -1,14 +1,22 @@
 /* Step 3, the exchange hidden: a band's interior rows (those whose filter reach stays
  * within its own rows) need no halo, so they are computed while the halo travels. The
- * exchange goes on a high-priority stream, and after it, on the same stream, the
- * band's edge rows, which read the halo: computed aside, then copied into place once
- * the interior is done (its kernel also wrote those rows, wrongly). */
+ * interior is one launch over the whole slab, as step 2's, started before the halo
+ * arrives: its rows near the band's edges come out wrong and are redone. The exchange
+ * goes on a high-priority stream, and after it, on the same stream, the band's edge
+ * rows, which read the halo: every image's edge gathered into one batch, computed
+ * aside, and put in place once the interior is done. */
 #include "steps.h"
 
-/* Per slab, where its edge bands are computed: two slots per image, of slot_rows
- * rows (a band's own rows and the halo rows around it). */
-static void *edges[SPLIT_MAX_GPUS];
-static int slot_rows;
+/* One edge band of a slab: its rows [a, b) of every image (none when a == b), read
+ * from the view [va, vb) around them; `in` holds every image's view, one after the
+ * other, and `out` their output. */
+struct edge {
+    int a, b, va, vb;
+    void *in, *out;
+};
+
+static struct edge edges[SPLIT_MAX_GPUS][2]; /* per slab: above its interior, below */
+static bool interior[SPLIT_MAX_GPUS];       /* whether its band is thick enough to have one */
 
 static int max_int(int a, int b)
 {
@@ -20,28 +28,37 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-/* Slab p's interior: [*ia, *ib), empty (both r0) when its band is too thin to have
- * one; its edge bands are [r0, *ia) and [*ib, r1). */
-static void interior_of(const struct split *s, const struct slab *p, int *ia, int *ib)
+static void place_edge(const struct split *s, struct edge *e, int a, int b, int images)
 {
-    *ia = p->r0 == 0 ? 0 : p->r0 + s->halo;
-    *ib = p->r1 == s->shape.h ? s->shape.h : p->r1 - s->halo;
-    if (*ia >= *ib)
-        *ia = *ib = p->r0;
+    *e = (struct edge){.a = a, .b = b};
+    if (a == b)
+        return;
+    e->va = max_int(0, a - s->halo);
+    e->vb = min_int(s->shape.h, b + s->halo);
+    const int rows = e->vb - e->va;
+    CUDA_CHECK(cudaMalloc(&e->in, (size_t)images * split_row_bytes(s, rows, s->shape.cin)));
+    CUDA_CHECK(cudaMalloc(&e->out, (size_t)images * split_row_bytes(s, rows, s->shape.cout)));
 }
 
+/* Slab p's interior is [r0 + halo, r1 - halo), less at the image's own edges, which
+ * need no halo; a band thinner than that is all edge. */
 void setup_rows_overlap(const struct conv_args *a)
 {
     setup_rows_nccl(a);
     const struct split *s = &the_split;
-    slot_rows = min_int(4 * s->halo, s->shape.h); /* a band and a halo each side */
     for (int i = 0; i < s->gpus; i++) {
-        edges[i] = NULL;
-        if (!split_slab_busy(&s->slab[i]) || slot_rows == 0)
+        const struct slab *p = &s->slab[i];
+        edges[i][0] = edges[i][1] = (struct edge){0};
+        if (!split_slab_busy(p))
             continue;
-        CUDA_CHECK(cudaSetDevice(s->slab[i].device));
-        CUDA_CHECK(cudaMalloc(&edges[i], 2 * (size_t)s->shape.n *
-                                             split_row_bytes(s, slot_rows, s->shape.cout)));
+        int ia = p->r0 == 0 ? 0 : p->r0 + s->halo;
+        int ib = p->r1 == s->shape.h ? s->shape.h : p->r1 - s->halo;
+        interior[i] = ia < ib;
+        if (!interior[i])
+            ia = ib = p->r0;
+        CUDA_CHECK(cudaSetDevice(p->device));
+        place_edge(s, &edges[i][0], p->r0, ia, p->n1 - p->n0);
+        place_edge(s, &edges[i][1], ib, p->r1, p->n1 - p->n0);
     }
     CUDA_CHECK(cudaSetDevice(a->device));
 }
@@ -50,36 +67,46 @@ void teardown_rows_overlap(const struct conv_args *a)
 {
     for (int i = 0; i < the_split.gpus; i++) {
         CUDA_CHECK(cudaSetDevice(the_split.slab[i].device));
-        CUDA_CHECK(cudaFree(edges[i]));
+        for (int side = 0; side < 2; side++) {
+            CUDA_CHECK(cudaFree(edges[i][side].in));
+            CUDA_CHECK(cudaFree(edges[i][side].out));
+        }
     }
     teardown_split(a);
 }
 
-/* Edge band [a, b) of every image: computed into its slots from the rows around it,
- * halo included, on the slab's comm stream. */
-static void compute_edge(const struct split *s, const struct slab *p, int i, int side, int a,
-                         int b)
+/* `bytes` of each of `images` images, from one image stride to another: one call for
+ * every image. One image is a plain copy: cudaMemcpy2DAsync caps its strides
+ * (cudaDevAttrMaxPitch, 2^31 - 1 bytes), which one large image alone can pass. */
+static void copy_images(void *to, size_t to_stride, const void *from, size_t from_stride,
+                        size_t bytes, int images, cudaStream_t stream)
 {
-    const int va = max_int(0, a - s->halo), vb = min_int(s->shape.h, b + s->halo);
-    for (int n = 0; a < b && n < s->shape.n; n++) {
-        char *slot = (char *)edges[i] + split_row_bytes(s, (2 * n + side) * slot_rows,
-                                                        s->shape.cout);
-        split_compute_view(s, p, n, va, vb, slot, p->comm);
-    }
+    if (images == 1)
+        CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream));
+    else
+        CUDA_CHECK(cudaMemcpy2DAsync(to, to_stride, from, from_stride, bytes, images,
+                                     cudaMemcpyDeviceToDevice, stream));
 }
 
-/* Its right rows, from the slots into the slab's output. */
-static void place_edge(const struct split *s, const struct slab *p, int i, int side, int a,
-                       int b)
+/* The edge's views of every image gathered from the slab's input (halo included) and
+ * computed as one batch, on the slab's comm stream. */
+static void compute_edge(const struct split *s, const struct slab *p, const struct edge *e)
 {
-    const int va = max_int(0, a - s->halo);
-    for (int n = 0; a < b && n < s->shape.n; n++) {
-        const char *slot = (const char *)edges[i] +
-                           split_row_bytes(s, (2 * n + side) * slot_rows + a - va, s->shape.cout);
-        CUDA_CHECK(cudaMemcpyAsync(split_output_row(s, p, n, a), slot,
-                                   split_row_bytes(s, b - a, s->shape.cout),
-                                   cudaMemcpyDeviceToDevice, p->comm));
-    }
+    const int images = p->n1 - p->n0, rows = e->vb - e->va;
+    const size_t view = split_row_bytes(s, rows, s->shape.cin);
+    copy_images(e->in, view, split_input_row(s, p, p->n0, e->va),
+                split_image_bytes(s, p, s->shape.cin), view, images, p->comm);
+    split_compute(s, p, images, rows, e->in, e->out, p->comm);
+}
+
+/* Its right rows, [a, b) of each image's output, put in the slab's output. */
+static void put_edge(const struct split *s, const struct slab *p, const struct edge *e)
+{
+    const int c = s->shape.cout;
+    copy_images(split_output_row(s, p, p->n0, e->a), split_image_bytes(s, p, c),
+                (const char *)e->out + split_row_bytes(s, e->a - e->va, c),
+                split_row_bytes(s, e->vb - e->va, c), split_row_bytes(s, e->b - e->a, c),
+                p->n1 - p->n0, p->comm);
 }
 
 /* [page: rows_overlap] */
@@ -92,17 +119,17 @@ void run_rows_overlap(const struct conv_args *a)
         const struct slab *p = &s->slab[i];
         if (!split_slab_busy(p))
             continue;
-        int ia, ib;
-        interior_of(s, p, &ia, &ib);
-        const int va = max_int(0, ia - s->halo), vb = min_int(s->shape.h, ib + s->halo);
-        for (int n = 0; ia < ib && n < s->shape.n; n++) /* no halo needed: at once */
-            split_compute_view(s, p, n, va, vb, split_output_row(s, p, n, va), p->stream);
+        CUDA_CHECK(cudaSetDevice(p->device));
+        if (interior[i]) /* at once: it reads no halo (its edge rows do, and are redone) */
+            split_compute_slab(s, p);
         CUDA_CHECK(cudaEventRecord(p->interior, p->stream));
-        compute_edge(s, p, i, 0, p->r0, ia); /* after the halo arrived */
-        compute_edge(s, p, i, 1, ib, p->r1);
+        for (int side = 0; side < 2; side++) /* after the halo arrived */
+            if (edges[i][side].a < edges[i][side].b)
+                compute_edge(s, p, &edges[i][side]);
         CUDA_CHECK(cudaStreamWaitEvent(p->comm, p->interior, 0));
-        place_edge(s, p, i, 0, p->r0, ia);
-        place_edge(s, p, i, 1, ib, p->r1);
+        for (int side = 0; side < 2; side++)
+            if (edges[i][side].a < edges[i][side].b)
+                put_edge(s, p, &edges[i][side]);
         CUDA_CHECK(cudaEventRecord(p->bands, p->comm));
         CUDA_CHECK(cudaStreamWaitEvent(p->stream, p->bands, 0));
     }

@@ -40,6 +40,11 @@ static void *row_of(const struct split *s, const struct slab *p, void *base, int
     return (char *)base + split_row_bytes(s, held, c);
 }
 
+size_t split_image_bytes(const struct split *s, const struct slab *p, int c)
+{
+    return split_row_bytes(s, held_rows(p), c);
+}
+
 void *split_input_row(const struct split *s, const struct slab *p, int image, int row)
 {
     return row_of(s, p, p->input, s->shape.cin, image, row);
@@ -201,38 +206,26 @@ void split_fence_out(struct split *s, cudaStream_t harness)
 }
 /* [/page: fences] */
 
-static struct conv_args kernel_args(const struct split *s, const struct slab *p, int images,
-                                    int rows, const void *input, void *output,
-                                    cudaStream_t stream)
+void split_compute(const struct split *s, const struct slab *p, int images, int rows,
+                   const void *from, void *to, cudaStream_t stream)
 {
     struct conv_args c = {.shape = s->shape,
-                          .input = input,
+                          .input = from,
                           .weights = p->weights,
                           .bias = p->bias,
-                          .output = output,
+                          .output = to,
                           .stream = stream,
                           .device = p->device,
                           .gpus = 1};
     c.shape.n = images;
     c.shape.h = rows;
-    return c;
-}
-
-void split_compute_view(const struct split *s, const struct slab *p, int image, int va, int vb,
-                        void *to, cudaStream_t stream)
-{
     CUDA_CHECK(cudaSetDevice(p->device));
-    const struct conv_args c =
-        kernel_args(s, p, 1, vb - va, split_input_row(s, p, image, va), to, stream);
     conv_fastest_fp16(&c);
 }
 
 void split_compute_slab(const struct split *s, const struct slab *p)
 {
-    CUDA_CHECK(cudaSetDevice(p->device));
-    const struct conv_args c =
-        kernel_args(s, p, p->n1 - p->n0, held_rows(p), p->input, p->output, p->stream);
-    conv_fastest_fp16(&c);
+    split_compute(s, p, p->n1 - p->n0, held_rows(p), p->input, p->output, p->stream);
 }
 
 /* [page: halo_pieces] */

@@ -56,12 +56,13 @@ void split_close(struct split *s);
 void split_fence_in(struct split *s, cudaStream_t harness);
 void split_fence_out(struct split *s, cudaStream_t harness);
 
-/* The kernel on one image's input rows [va, vb) of slab p (absolute rows, within the
- * ones it holds; the view's edges are padded as the image's are), on stream: its
- * output has vb - va rows, written at `to`. Only the rows whose filter reach stays
- * inside the view (or meets the image's own edge) are right. */
-void split_compute_view(const struct split *s, const struct slab *p, int image, int va, int vb,
-                        void *to, cudaStream_t stream);
+/* The kernel on `images` images of `rows` rows each, contiguous at `from` (cin
+ * channels), written at `to` (cout channels), on slab p's GPU with its weights, on
+ * stream. Each image's first and last rows are padded as the image's edges are: only
+ * the output rows whose filter reach stays inside them (or meets the image's own edge)
+ * are right. */
+void split_compute(const struct split *s, const struct slab *p, int images, int rows,
+                   const void *from, void *to, cudaStream_t stream);
 /* Slab p's images whole on its stream: a batch split's share, or a row slab with its
  * halo rows, whose rows [top, top + r1 - r0) come out right. */
 void split_compute_slab(const struct split *s, const struct slab *p);
@@ -87,6 +88,8 @@ void split_collect(const struct split *s, const struct conv_args *a);
 
 /* Bytes of `rows` rows of one image with c channels. */
 size_t split_row_bytes(const struct split *s, int rows, int c);
+/* Bytes from one image to the next in slab p's input (c = cin) or output (c = cout). */
+size_t split_image_bytes(const struct split *s, const struct slab *p, int c);
 
 /* Whether slab p has work: images and rows. */
 bool split_slab_busy(const struct slab *p);
