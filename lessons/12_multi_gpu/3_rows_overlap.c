@@ -49,6 +49,7 @@ void setup_rows_overlap(const struct conv_args *a)
     for (int i = 0; i < s->gpus; i++) {
         const struct slab *p = &s->slab[i];
         edges[i][0] = edges[i][1] = (struct edge){0};
+        interior[i] = false;
         if (!split_slab_busy(p))
             continue;
         int ia = p->r0 == 0 ? 0 : p->r0 + s->halo;
@@ -114,15 +115,21 @@ void run_rows_overlap(const struct conv_args *a)
 {
     struct split *s = &the_split;
     split_fence_in(s, a->stream);
+    /* The interiors first: they read no halo, and start while the host is still
+     * issuing the exchange. Their edge rows come out wrong and are redone. */
+    for (int i = 0; i < s->gpus; i++) {
+        const struct slab *p = &s->slab[i];
+        CUDA_CHECK(cudaSetDevice(p->device));
+        if (interior[i])
+            split_compute_slab(s, p);
+        CUDA_CHECK(cudaEventRecord(p->interior, p->stream));
+    }
     split_exchange_nccl(s, true); /* on each slab's comm stream */
     for (int i = 0; i < s->gpus; i++) {
         const struct slab *p = &s->slab[i];
         if (!split_slab_busy(p))
             continue;
         CUDA_CHECK(cudaSetDevice(p->device));
-        if (interior[i]) /* at once: it reads no halo (its edge rows do, and are redone) */
-            split_compute_slab(s, p);
-        CUDA_CHECK(cudaEventRecord(p->interior, p->stream));
         for (int side = 0; side < 2; side++) /* after the halo arrived */
             if (edges[i][side].a < edges[i][side].b)
                 compute_edge(s, p, &edges[i][side]);
