@@ -58,7 +58,7 @@ multi_sweep() {
             echo "== 12_multi_gpu --preset $p --gpus $n"
             "$root/build/bin/12_multi_gpu" --preset "$p" --gpus "$n" --csv "$multi_csv" || rc=1
         done
-        for side in 256 512 1024 2048 4096; do
+        for side in 256 384 512 768 1024 2048 4096; do
             echo "== 12_multi_gpu --size ${side}x$side --cin 64 --cout 64 --gpus $n"
             "$root/build/bin/12_multi_gpu" --size "${side}x$side" --cin 64 --cout 64 \
                 --gpus "$n" --csv "$multi_csv" || rc=1
