@@ -363,6 +363,30 @@ static void wrong_conversion_fails(void)
     fixture_free(&f);
 }
 
+/* The planned outputs read one by one from an fp16 NHWC tensor (tensor_value_at) give
+ * the check of the whole converted output; a wrong one among them fails. */
+static void planned_outputs_check_as_the_whole(void)
+{
+    struct fixture f;
+    fixture_make(&f, layer);
+    struct dims4 d = {f.s.n, f.s.cout, f.s.h, f.s.w};
+    void *stored = malloc(tensor_bytes(d, DTYPE_FP16, LAYOUT_NHWC));
+    float *back = malloc(output_count(&f.s) * sizeof(float));
+    float *planned = malloc(f.g.count * sizeof(float));
+    struct tolerance tol = tolerance_for(DTYPE_FP16, &f.s);
+    tensor_from_nchw(f.out, d, DTYPE_FP16, LAYOUT_NHWC, stored);
+    tensor_to_nchw(stored, d, DTYPE_FP16, LAYOUT_NHWC, back);
+    for (size_t i = 0; i < f.g.count; i++)
+        planned[i] = tensor_value_at(stored, d, DTYPE_FP16, LAYOUT_NHWC, gold_output(&f.g, i));
+    struct check_result whole = check_output(&f.g, back, tol), some = check_planned(&f.g, planned, tol);
+    CHECK(some.pass && some.checked == whole.checked && some.rel_l2 == whole.rel_l2);
+    planned[f.g.count / 3] += 0.5f;
+    some = check_planned(&f.g, planned, tol);
+    CHECK(!some.pass && some.failures == 1 && some.first_failure == gold_output(&f.g, f.g.count / 3));
+    free(stored), free(back), free(planned);
+    fixture_free(&f);
+}
+
 static const struct unit_case cases[] = {
     {"honest_float32_passes", honest_float32_passes},
     {"perturbed_output_fails", perturbed_output_fails},
@@ -377,6 +401,7 @@ static const struct unit_case cases[] = {
     {"sign_bits_near_zero_either_way", sign_bits_near_zero_either_way},
     {"sampled_check_reads_only_samples", sampled_check_reads_only_samples},
     {"wrong_conversion_fails", wrong_conversion_fails},
+    {"planned_outputs_check_as_the_whole", planned_outputs_check_as_the_whole},
 };
 
 UNIT_MAIN(cases)

@@ -135,13 +135,27 @@ struct check_result check_sign_bits(const struct gold *g, const uint32_t *words,
     return r;
 }
 
-struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol)
+/* out holds every output (at its flat index), or with `planned` the checked ones alone,
+ * in the plan's order. */
+static struct check_result check_at(const struct gold *g, const float *out, bool planned,
+                                    struct tolerance tol)
 {
     struct check_accum c;
     check_begin(&c);
     for (size_t i = 0; i < g->count; i++) {
-        size_t at = g->index ? g->index[i] : i;
-        check_add(&c, at, out[at], g->value[i], g->magnitude[i], tol);
+        const size_t at = gold_output(g, i);
+        check_add(&c, at, out[planned ? i : at], g->value[i], g->magnitude[i], tol);
     }
     return check_end(&c);
+}
+
+struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol)
+{
+    return check_at(g, out, false, tol);
+}
+
+struct check_result check_planned(const struct gold *g, const float *planned,
+                                  struct tolerance tol)
+{
+    return check_at(g, planned, true, tol);
 }

@@ -48,6 +48,10 @@ struct check_result {
 };
 
 struct check_result check_output(const struct gold *g, const float *out, struct tolerance tol);
+/* The same, from the checked outputs alone: planned[i] is output gold_output(g, i). A
+ * sampled check of a large layer converts those few, not billions. */
+struct check_result check_planned(const struct gold *g, const float *planned,
+                                  struct tolerance tol);
 /* The packed signs of a layer's output (OUTPUT_SIGN_BITS: NHWC, WORDS_PER_PIXEL(cout) words
  * per pixel, bit set = value >= 0). Each checked output's bit must be the sign of the gold,
  * except where |gold| <= atol + rtol * magnitude: the value as the kernel rounds it may

@@ -203,16 +203,19 @@ void tensor_from_nchw(const float *src, struct dims4 d, enum dtype t, enum layou
     }
 }
 
+float tensor_value_at(const void *src, struct dims4 d, enum dtype t, enum layout l, size_t i)
+{
+    int c;
+    const size_t at = offset_of(d, l, i, &c);
+    if (t == DTYPE_FP16)
+        return half_bits_to_float(((const uint16_t *)src)[at]);
+    if (t == DTYPE_BF16)
+        return bf16_bits_to_float(((const uint16_t *)src)[at]);
+    return ((const float *)src)[at];
+}
+
 void tensor_to_nchw(const void *src, struct dims4 d, enum dtype t, enum layout l, float *dst)
 {
-    for (size_t i = 0; i < element_count(d); i++) {
-        int c;
-        size_t at = offset_of(d, l, i, &c);
-        if (t == DTYPE_FP16)
-            dst[i] = half_bits_to_float(((const uint16_t *)src)[at]);
-        else if (t == DTYPE_BF16)
-            dst[i] = bf16_bits_to_float(((const uint16_t *)src)[at]);
-        else
-            dst[i] = ((const float *)src)[at];
-    }
+    for (size_t i = 0; i < element_count(d); i++)
+        dst[i] = tensor_value_at(src, d, t, l, i);
 }

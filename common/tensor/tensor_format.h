@@ -82,6 +82,9 @@ void tensor_from_nchw(const float *src, struct dims4 d, enum dtype t, enum layou
 /* The format -> float32 NCHW, for checking a variant's output. Binary is not an
  * output format (binary variants write float32). */
 void tensor_to_nchw(const void *src, struct dims4 d, enum dtype t, enum layout l, float *dst);
+/* Element i (its flat NCHW index) of that conversion alone, for a check that reads a
+ * sample of a large tensor. */
+float tensor_value_at(const void *src, struct dims4 d, enum dtype t, enum layout l, size_t i);
 
 #ifdef __cplusplus
 }
