@@ -18,7 +18,8 @@
 #   multi   lesson 12 on a machine of several GPUs: its tests (the splits checked bit for
 #           bit against one GPU, the sanitizers), its sweep over 2, 4, ... GPUs into
 #           multi.csv (commit it as results/<gpu>xN/bench.csv) and the interconnect
-#           sweep (exchange_sweep); one line on one GPU
+#           sweep (exchange_sweep), and a layer larger than one GPU's memory
+#           (big_layer, 107 GB over every GPU); one line on one GPU
 # No stage: all six, starting the sweep's CSVs afresh (bench.csv, multi.csv, and lesson
 # 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots
 # (one archive) go to $OUT when it is set (the device tool's folder), else to
@@ -143,7 +144,9 @@ for stage in "${stages[@]}"; do
         step multi-bench multi_sweep
         grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary"
         step exchange_sweep "$root/build/bin/exchange_sweep"
-        cat "$out/exchange_sweep.log" >>"$summary" ;;
+        cat "$out/exchange_sweep.log" >>"$summary"
+        step big_layer "$root/build/bin/big_layer"
+        cat "$out/big_layer.log" >>"$summary" ;;
     *) echo "gpu-check: unknown stage '$stage' (test, ptx, python, bench, extras, multi)"; exit 2 ;;
     esac
 done

@@ -1,5 +1,7 @@
 #include "split.h"
 
+#include <stdint.h>
+
 #include "cuda_check.h"
 #include "lessons/08_tensor_cores/kernels.h"
 
@@ -102,7 +104,8 @@ static void enable_peer_access(const struct split *s)
 }
 
 /* Slab p's buffers on its GPU: its own input rows copied from the layer's input on
- * the first GPU, its halo rows and its output NaN, the weights and the bias copied. */
+ * the first GPU (left NaN without one), its halo rows and its output NaN, the weights
+ * and the bias copied. */
 static void fill_slab(const struct split *s, struct slab *p, const struct conv_args *a)
 {
     const struct conv_shape *sh = &s->shape;
@@ -122,7 +125,7 @@ static void fill_slab(const struct split *s, struct slab *p, const struct conv_a
         CUDA_CHECK(cudaMemcpyPeer(p->bias, p->device, a->bias, a->device,
                                   (size_t)sh->cout * sizeof(float)));
     }
-    for (int n = p->n0; n < p->n1; n++) {
+    for (int n = p->n0; a->input && n < p->n1; n++) {
         const char *from = (const char *)a->input +
                            split_row_bytes(s, n * sh->h + p->r0, sh->cin);
         CUDA_CHECK(cudaMemcpyPeer(split_input_row(s, p, n, p->r0), p->device, from, a->device,
@@ -210,17 +213,24 @@ void split_compute(const struct split *s, const struct slab *p, int images, int 
                    const void *from, void *to, cudaStream_t stream)
 {
     struct conv_args c = {.shape = s->shape,
-                          .input = from,
                           .weights = p->weights,
                           .bias = p->bias,
-                          .output = to,
                           .stream = stream,
                           .device = p->device,
                           .gpus = 1};
-    c.shape.n = images;
     c.shape.h = rows;
+    /* The kernels index a tensor with 32-bit integers: a block of more elements goes in
+     * launches of as many whole images as stay below 2^31 (one image must). */
+    const int channels = s->shape.cin > s->shape.cout ? s->shape.cin : s->shape.cout;
+    const size_t image = (size_t)rows * (size_t)s->shape.w * (size_t)channels;
+    const int per_launch = image == 0 || image > INT32_MAX ? 1 : (int)(INT32_MAX / image);
     CUDA_CHECK(cudaSetDevice(p->device));
-    conv_fastest_fp16(&c);
+    for (int n = 0; n < images; n += c.shape.n) {
+        c.shape.n = images - n < per_launch ? images - n : per_launch;
+        c.input = (const char *)from + (size_t)n * split_row_bytes(s, rows, s->shape.cin);
+        c.output = (char *)to + (size_t)n * split_row_bytes(s, rows, s->shape.cout);
+        conv_fastest_fp16(&c);
+    }
 }
 
 void split_compute_slab(const struct split *s, const struct slab *p)

@@ -47,7 +47,9 @@ struct split {
 };
 
 /* The layer on a's GPUs: slabs placed, a's tensors scattered to them, halo rows left
- * as NaN until an exchange fills them; with nccl, a communicator per GPU. */
+ * as NaN until an exchange fills them; with nccl, a communicator per GPU. Without
+ * a->input (a layer too large for the first GPU) the slabs' own rows are left NaN too,
+ * for the caller to draw where they lie. */
 void split_open(struct split *s, const struct conv_args *a, enum split_kind kind, bool nccl);
 void split_close(struct split *s);
 
@@ -58,9 +60,10 @@ void split_fence_out(struct split *s, cudaStream_t harness);
 
 /* The kernel on `images` images of `rows` rows each, contiguous at `from` (cin
  * channels), written at `to` (cout channels), on slab p's GPU with its weights, on
- * stream. Each image's first and last rows are padded as the image's edges are: only
- * the output rows whose filter reach stays inside them (or meets the image's own edge)
- * are right. */
+ * stream, in as many launches as 32-bit indexing needs (an image of 2^31 elements or
+ * more is beyond it). Each image's first and last rows are padded as the image's edges
+ * are: only the output rows whose filter reach stays inside them (or meets the image's
+ * own edge) are right. */
 void split_compute(const struct split *s, const struct slab *p, int images, int rows,
                    const void *from, void *to, cudaStream_t stream);
 /* Slab p's images whole on its stream: a batch split's share, or a row slab with its

@@ -13,7 +13,6 @@
  *
  * Exit codes: 0 done; 1 a CUDA or NCCL error, or bytes that arrived wrong; 2 bad usage;
  * 77 fewer than two GPUs. */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +23,11 @@
 #include "cuda_check.h"
 #include "escape.h"
 #include "gpu_info.h"
+#include "int_flags.h"
 #include "nccl_check.h"
+#include "several_gpus.h"
 #include "timing.h"
 
-#define EXIT_USAGE 2
-#define EXIT_NO_GPU 77
 #define MAX_GPUS 16
 #define MIN_BYTES ((size_t)4 << 10)
 #define DEFAULT_MAX_BYTES ((size_t)64 << 20)
@@ -37,79 +36,12 @@
 #define WARMUP 3
 #define PATTERN_BASE 0x40 /* the byte GPU i sends is PATTERN_BASE + i */
 
-struct options {
-    int gpus; /* 0: every one */
-    int reps;
-    size_t max_bytes;
-};
-
 struct gpu {
     int device;
     cudaStream_t stream;
     cudaEvent_t start, stop, received;
     void *send, *receive; /* max_bytes each */
 };
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: exchange_sweep [--gpus N] [--reps R] [--max-bytes B]\n"
-               "  --gpus N       GPUs to pair, from device 0 (0: every one; default 0)\n"
-               "  --reps R       timed transfers per size and pair, 1..10000 (default %d)\n"
-               "  --max-bytes B  the largest message, %zu..%zu (default %zu)\n",
-            DEFAULT_REPS, MIN_BYTES, (size_t)1 << 30, DEFAULT_MAX_BYTES);
-}
-
-static bool read_number(const char *flag, const char *text, long long lo, long long hi,
-                        long long *value)
-{
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) {
-        print_error("%s %s: expected a whole number in %lld..%lld (see --help)", flag, text, lo,
-                    hi);
-        return false;
-    }
-    *value = v;
-    return true;
-}
-
-/* 0 with the options read (*done after --help), else the exit code. */
-static int parse(int argc, char **argv, struct options *o, bool *done)
-{
-    *o = (struct options){.gpus = 0, .reps = DEFAULT_REPS, .max_bytes = DEFAULT_MAX_BYTES};
-    *done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        if (strcmp(flag, "--help") == 0) {
-            usage(stdout);
-            *done = true;
-            return 0;
-        }
-        const bool gpus = strcmp(flag, "--gpus") == 0, reps = strcmp(flag, "--reps") == 0;
-        if (!gpus && !reps && strcmp(flag, "--max-bytes") != 0) {
-            print_error("%s: unknown flag (see --help)", flag);
-            return EXIT_USAGE;
-        }
-        if (i + 1 == argc) {
-            print_error("%s: needs a value (see --help)", flag);
-            return EXIT_USAGE;
-        }
-        long long v = 0;
-        const char *text = argv[++i];
-        const long long lo = gpus ? 0 : reps ? 1 : (long long)MIN_BYTES;
-        const long long hi = gpus ? MAX_GPUS : reps ? 10000 : 1LL << 30;
-        if (!read_number(flag, text, lo, hi, &v))
-            return EXIT_USAGE;
-        if (gpus)
-            o->gpus = (int)v;
-        else if (reps)
-            o->reps = (int)v;
-        else
-            o->max_bytes = (size_t)v;
-    }
-    return 0;
-}
 
 /* Each GPU's stream, events and buffers (what it sends set to its own byte), peer access
  * between every pair that has it, and one NCCL communicator per GPU. */
@@ -239,24 +171,26 @@ static double first_exchange_ms(struct gpu *a, struct gpu *b, ncclComm_t *comm)
 
 int main(int argc, char **argv)
 {
-    struct options o;
+    struct int_flag flags[] = {
+        {"--gpus", "GPUs to pair, from device 0 (0: every one)", 0, MAX_GPUS, 0},
+        {"--reps", "timed transfers per size and pair", 1, 10000, DEFAULT_REPS},
+        {"--max-bytes", "the largest message", (long long)MIN_BYTES, 1LL << 30,
+         (long long)DEFAULT_MAX_BYTES},
+    };
     bool done = false;
-    const int rc = parse(argc, argv, &o, &done);
+    const int rc = int_flags_parse(argc, argv,
+                                   "usage: exchange_sweep [--gpus N] [--reps R] [--max-bytes B]",
+                                   flags, (int)(sizeof flags / sizeof flags[0]), &done);
     if (rc || done)
         return rc;
-    const char *why = NULL;
-    const int count = gpu_count(&why);
-    if (count < 2) {
-        fprintf(stderr, "skipped: exchange_sweep needs 2 GPUs and found %d%s%s%s\n", count,
-                count ? "" : " (", count ? "" : why, count ? "" : ")");
-        return EXIT_NO_GPU;
-    }
-    const int gpus = o.gpus ? o.gpus : count;
-    if (gpus > count || gpus < 2) {
-        print_error("--gpus %d: this machine has %d CUDA devices, and a pair needs 2", gpus,
-                    count);
-        return EXIT_USAGE;
-    }
+    const struct {
+        int gpus, reps;
+        size_t max_bytes;
+    } o = {(int)flags[0].value, (int)flags[1].value, (size_t)flags[2].value};
+    int gpus = 0;
+    const int found = several_gpus("exchange_sweep", o.gpus, &gpus);
+    if (found)
+        return found;
     struct gpu g[MAX_GPUS];
     ncclComm_t comm[MAX_GPUS];
     open_gpus(g, comm, gpus, o.max_bytes);
