@@ -5,12 +5,13 @@ IMG_DIR = Path(__file__).resolve().parents[2] / "docs" / "img"
 DPI = 110
 
 
-def save(fig, name, dpi=DPI):
+def save(fig, name, dpi=DPI, metadata=None):
     """Writes fig to docs/img/<name> under a temporary name, then renames it, so a
-    reader never sees half a file."""
+    reader never sees half a file; metadata: a results plot's record of its rows
+    (plots/provenance.py)."""
     IMG_DIR.mkdir(parents=True, exist_ok=True)
     path = IMG_DIR / name
     tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=dpi)
+    fig.savefig(tmp, dpi=dpi, metadata=metadata)
     tmp.replace(path)
     print(f"wrote {path}")
