@@ -19,13 +19,15 @@ A page shows the lines of a kernel that carry its idea; they are cut from the so
 between two marker comments, each on a line of its own, and the page's copy is compared
 with them, so the page cannot drift from the code.
 
-In the source (.c, .h, .cu, .cuh), around the lines:
+In the source (.c, .h, .cu, .cuh under lessons/ and common/, .py under python/), around
+the lines:
 
     /* [page: naive-kernel] */
     ... the lines the page shows ...
     /* [/page: naive-kernel] */
 
-`// [page: NAME]` and `// [/page: NAME]` work too. A NAME is letters, digits, `_`, `-`
+`// [page: NAME]` and `// [/page: NAME]` work too, and in Python `# [page: NAME]` and
+`# [/page: NAME]`. A NAME is letters, digits, `_`, `-`
 and `.`, and is marked once per file. Snippets may nest or overlap; marker lines of other
 snippets inside one are left out of it. The markers are comments only: the compiled code
 is the same with or without them (only `__LINE__` moves).
@@ -64,13 +66,14 @@ import sys
 from pathlib import Path
 
 USAGE = "usage: check_code_on_page.py [--verbose] [--fix] [REPO_ROOT]"
-SOURCE_SUFFIXES = {".c", ".h", ".cu", ".cuh"}
-SOURCE_DIRS = ("lessons", "common")
+SOURCE_SUFFIXES = {".c", ".h", ".cu", ".cuh", ".py"}
+SOURCE_DIRS = ("lessons", "common", "python")
 NAME = r"[A-Za-z0-9_.-]+"
-# A marker line: `/* [page: NAME] */`, `/* [/page: NAME] */` or the same after `//`.
-MARKER = re.compile(rf"\s*(?:/\*\s*\[(/?)page:\s*({NAME})\s*\]\s*\*/|//\s*\[(/?)page:\s*"
+# A marker line: `/* [page: NAME] */`, `/* [/page: NAME] */` or the same after `//`, or
+# in Python after `#`.
+MARKER = re.compile(rf"\s*(?:/\*\s*\[(/?)page:\s*({NAME})\s*\]\s*\*/|(?://|#)\s*\[(/?)page:\s*"
                     rf"({NAME})\s*\])\s*$")
-LOOKS_LIKE_MARKER = re.compile(r"(?://|/\*).*\[\s*/?\s*page\b")
+LOOKS_LIKE_MARKER = re.compile(r"(?://|/\*|#).*\[\s*/?\s*page\b")
 # A page's code comment, on a line of its own: `<!-- code: PATH#NAME -->`.
 COMMENT = re.compile(r"\s*<!--\s*code:\s*(\S*?)\s*-->\s*$")
 LOOKS_LIKE_COMMENT = re.compile(r"\s*<!--\s*code\b")

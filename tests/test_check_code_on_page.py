@@ -187,6 +187,21 @@ class CheckCodeOnPage(unittest.TestCase):
         rc, out, _, _ = self.run_check(page, SOURCE)
         self.assertNotIn("on no page", out)
 
+    def test_python_source_with_hash_markers(self):
+        """python/*.py snippets are marked with `#`; a page quoting one passes, and fails
+        once the source changes."""
+        source = "def f(x):\n    # [page: body]\n    return 2 * x\n    # [/page: body]\n"
+        page = ("<!-- code: python/pkg/f.py#body -->\n```python\nreturn 2 * x\n```\n")
+        for text, rc_wanted in ((source, 0), (source.replace("2 * x", "3 * x"), 1)):
+            with tempfile.TemporaryDirectory() as root:
+                (Path(root) / "python" / "pkg").mkdir(parents=True)
+                (Path(root) / "python" / "pkg" / "f.py").write_text(text)
+                (Path(root) / "docs").mkdir()
+                (Path(root) / "docs" / "13_x.md").write_text(page)
+                done = subprocess.run([sys.executable, str(SCRIPT), root], capture_output=True,
+                                      text=True)
+                self.assertEqual(done.returncode, rc_wanted, done.stdout + done.stderr)
+
     def test_fix_repairs_the_page(self):
         page = self.changed(PAGE, "          out[i] = 2.0f", "          out[i] = 3.0f")
         page = self.changed(page, "```cuda\nconst int i = blockIdx.x * blockDim.x + threadIdx.x;",
