@@ -97,15 +97,31 @@ template <int BN> struct tma_tile {
 #define GATHER_THREADS 256
 #define GATHER_SMEM_BYTES (GATHER_STAGES * WG_TILE_CHUNKS * CHUNK_BYTES + WG_SWIZZLE_ATOM)
 
-/* A shared-memory operand for wgmma (PTX ISA, "Matrix Descriptor"): start address,
- * leading and stride byte offsets (all in 16-byte units), and the swizzle mode. For a
- * K-major tile in the 128-byte swizzle the leading offset is unused (1) and the stride
- * is one swizzle atom, 8 rows of 128 bytes. */
+/* A shared-memory operand for wgmma is a 64-bit descriptor (PTX ISA, "Matrix
+ * Descriptor Format"); its fields, addresses and offsets in 16-byte units: */
+#define DESC_UNIT_BYTES 16
+#define DESC_START_SHIFT 0    /* bits 0-13: the tile's shared-memory address */
+#define DESC_START_LIMIT (1u << 18) /* 14 bits of 16-byte units: 256 KB */
+#define DESC_LEADING_SHIFT 16 /* bits 16-29: the leading dimension's byte offset */
+#define DESC_STRIDE_SHIFT 32  /* bits 32-45: from one 8-row group to the next */
+#define DESC_SWIZZLE_SHIFT 62 /* bits 62-63: 0 none, 1 128-byte, 2 64-byte, 3 32-byte */
+#define DESC_SWIZZLE_128B 1
+
+/* The descriptor of a K-major tile in the 128-byte swizzle: the leading offset is
+ * unused (1, as the ISA asks), the stride is one swizzle atom, 8 rows of 128 bytes. */
 static __device__ __forceinline__ uint64_t tile_descriptor(const uint4 *tile)
 {
     const uint32_t address = (uint32_t)__cvta_generic_to_shared(tile);
-    return (uint64_t)((address & 0x3ffff) >> 4) | (uint64_t)1 << 16 |
-           (uint64_t)(WG_SWIZZLE_ATOM >> 4) << 32 | (uint64_t)1 << 62;
+    const uint64_t start = address % DESC_START_LIMIT / DESC_UNIT_BYTES;
+    const uint64_t leading = 1, stride = WG_SWIZZLE_ATOM / DESC_UNIT_BYTES;
+    return start << DESC_START_SHIFT | leading << DESC_LEADING_SHIFT |
+           stride << DESC_STRIDE_SHIFT | (uint64_t)DESC_SWIZZLE_128B << DESC_SWIZZLE_SHIFT;
+}
+
+/* The same tile `bytes` further along its rows: only the start address moves. */
+static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, int bytes)
+{
+    return descriptor + ((uint64_t)(bytes / DESC_UNIT_BYTES) << DESC_START_SHIFT);
 }
 
 /* One wgmma.m64n128k16 or m64n256k16 of 16-bit operands `type` (f16 or bf16) from two
@@ -233,11 +249,11 @@ static __device__ __forceinline__ void multiply_step(float (&acc)[BN / 2], const
     const uint64_t a_desc = tile_descriptor(a_tile), b_desc = tile_descriptor(b_tile);
     pin_accumulators(acc);
     wgmma_fence();
-    /* Along k inside the swizzled rows: 32 bytes further, 2 in descriptor units. */
+    /* Along k inside the swizzled rows: 32 bytes further each time. */
 #pragma unroll
     for (int k = 0; k < WG_CHUNKS * CHUNK_BYTES / WG_KSTEP_BYTES; k++)
-        wgmma_op<Op, BN>::run(acc, a_desc + k * (WG_KSTEP_BYTES >> 4),
-                              b_desc + k * (WG_KSTEP_BYTES >> 4));
+        wgmma_op<Op, BN>::run(acc, descriptor_plus(a_desc, k * WG_KSTEP_BYTES),
+                              descriptor_plus(b_desc, k * WG_KSTEP_BYTES));
     wgmma_commit();
 }
 
@@ -369,19 +385,21 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
         if (threadIdx.x == 0) {
             tma_prefetch(&input_map);
             tma_prefetch(&weight_map);
-            int stage = 0, phase = 0, tap_r = r_lo, tap_s = s_lo, c0 = 0;
+            ring_position<STAGES> at;
+            int tap_r = r_lo, tap_s = s_lo, c0 = 0;
             for (int t = 0; t < steps; t++) {
                 if (t >= STAGES)
-                    barrier_wait(&empty[stage], phase ^ 1);
-                uint4 *a_tile = ring + stage * tile_t::CHUNKS;
+                    barrier_wait(&empty[at.stage], at.phase ^ 1);
+                uint4 *a_tile = ring + at.stage * tile_t::CHUNKS;
                 uint4 *b_tile = a_tile + WG_BM * WG_CHUNKS;
                 /* The full box counts, zeros included. */
-                barrier_expect_bytes(&full[stage], tile_t::STAGE_BYTES);
+                barrier_expect_bytes(&full[at.stage], tile_t::STAGE_BYTES);
                 /* A: channels c0.. of the rectangle moved by the tap. B: the same
                  * channels of tap (r, s) for output channels j0... */
-                tma_load_4d(a_tile, &input_map, &full[stage], c0, x0 + tap_s - radius,
+                tma_load_4d(a_tile, &input_map, &full[at.stage], c0, x0 + tap_s - radius,
                             y0 + tap_r - radius, n);
-                tma_load_3d(b_tile, &weight_map, &full[stage], c0, tap_r * s.ksize + tap_s, j0);
+                tma_load_3d(b_tile, &weight_map, &full[at.stage], c0, tap_r * s.ksize + tap_s,
+                            j0);
                 if ((c0 += TMA_BOX_CHANNELS) >= s.cin) {
                     c0 = 0;
                     if (++tap_s > s_hi) {
@@ -389,10 +407,7 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
                         tap_r++;
                     }
                 }
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1;
-                }
+                at.advance();
             }
         }
         return; /* the producer's other threads have nothing to do */
@@ -401,13 +416,15 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
     /* The consumers: warpgroup 1 multiplies pixels 0..63 of the rectangle, 2 the rest. */
     const int group = warpgroup - 1, lane = threadIdx.x % 32;
     float acc[tile_t::ACCUMULATORS] = {};
-    int stage = 0, phase = 0, previous = 0;
+    int previous = 0;
+    ring_position<STAGES> at;
     for (int t = 0; t < steps; t++) {
-        /* Step t's bytes: phase t / STAGES of full[stage] (the producer cannot be a
+        /* Step t's bytes: round t / STAGES of full[at.stage] (the producer cannot be a
          * round ahead: it waits for this stage's release, which comes after this). */
-        barrier_wait(&full[stage], phase);
-        const uint4 *a_tile = ring + stage * tile_t::CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
-        const uint4 *b_tile = ring + stage * tile_t::CHUNKS + WG_BM * WG_CHUNKS;
+        barrier_wait(&full[at.stage], at.phase);
+        const uint4 *a_tile =
+            ring + at.stage * tile_t::CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
+        const uint4 *b_tile = ring + at.stage * tile_t::CHUNKS + WG_BM * WG_CHUNKS;
         multiply_step<Op, BN>(acc, a_tile, b_tile);
         /* Step t's wgmmas keep running; those of step t - 1 have now completed, so each
          * warp gives that stage back (one arrival per warp: a warp's wait covers its
@@ -416,11 +433,8 @@ __global__ void __launch_bounds__(TMA_THREADS, 1)
         pin_accumulators(acc);
         if (t > 0 && lane == 0)
             barrier_arrive(&empty[previous]);
-        previous = stage;
-        if (++stage == STAGES) {
-            stage = 0;
-            phase ^= 1;
-        }
+        previous = at.stage;
+        at.advance();
     }
     wgmma_wait<0>();
     pin_accumulators(acc);

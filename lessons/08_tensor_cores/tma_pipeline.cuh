@@ -33,6 +33,23 @@
 #define TMA_PIPELINE_DEVICE 0
 #endif
 
+/* Where a walk through a ring of STAGES buffers stands: step t of the walk uses stage
+ * t % STAGES in round t / STAGES, and `phase` is that round's parity, the one its
+ * mbarriers complete with (it flips each time the ring wraps). The producer and the
+ * consumers of 3_wgmma.cu's kernel each keep one and advance it once per step. */
+template <int STAGES> struct ring_position {
+    int stage = 0;
+    int phase = 0;
+
+    __device__ __forceinline__ void advance()
+    {
+        if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1;
+        }
+    }
+};
+
 static __device__ __forceinline__ uint32_t smem_address(const void *p)
 {
     return (uint32_t)__cvta_generic_to_shared(p);
