@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import provenance  # noqa: E402  (plots/ is on the path)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "diagrams"))
-from diagram import DPI, IMG_DIR  # noqa: E402
+from diagram import save  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CSV = REPO / "results" / "h200" / "bench.csv"
@@ -63,17 +63,6 @@ def series(times, lesson, variant):
         sys.exit(f"04_crossover.py: no PASS row {missing} at {SIDE}x{SIDE}")
 
 
-def save(fig, name, metadata):
-    """Writes fig to docs/img/<name> under a temporary name, then renames it, as the
-    diagrams' save() does, with metadata: the rows it drew (provenance.metadata())."""
-    IMG_DIR.mkdir(parents=True, exist_ok=True)
-    path = IMG_DIR / name
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=DPI, metadata=metadata)
-    tmp.replace(path)
-    print(f"wrote {path}")
-
-
 def main():
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CSV
     if not path.is_file():
@@ -103,7 +92,7 @@ def main():
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     lessons = sorted({lesson for lesson, *_ in KERNELS})
     save(fig, "04_crossover.png",
-         provenance.metadata(__file__, [provenance.source(path, {"lesson": lessons})]))
+         metadata=provenance.metadata(__file__, [provenance.source(path, {"lesson": lessons})]))
     return 0
 
 

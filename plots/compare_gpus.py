@@ -371,9 +371,7 @@ def parse_args(argv):
     parser.add_argument("--no-table", action="store_true",
                         help="no Markdown table, neither written nor printed: the charts "
                         "alone (`make plots`)")
-    parser.add_argument("--shown-in", metavar="PAGES_DIR",
-                        help="write only the charts a Markdown page under PAGES_DIR shows "
-                        "(img/NAME.png), as `make plots` does with docs")
+    provenance.add_shown_in(parser)
     return parser.parse_args(argv)
 
 
@@ -389,7 +387,7 @@ def main(argv=None):
     stem = f"compare_{slugify(gpu_a)}_{slugify(gpu_b)}"
     lessons = compare(rows_a, rows_b)
     text = markdown(gpu_a, gpu_b, args.csv_a, args.csv_b, lessons, args.threshold)
-    shown = provenance.shown_images(args.shown_in) if args.shown_in else None
+    shown = provenance.shown_images(args.shown_in)
     written = []
     try:
         for entry in lessons:

@@ -699,9 +699,7 @@ def parse_args(argv):
                         help="bench CSV files (default: results/*/bench.csv)")
     parser.add_argument("--out", metavar="DIR", default=os.path.join(REPO_ROOT, "docs", "img"),
                         help="folder for the PNG files (default: docs/img)")
-    parser.add_argument("--shown-in", metavar="PAGES_DIR",
-                        help="write only the charts a Markdown page under PAGES_DIR shows "
-                        "(img/NAME.png), as `make plots` does with docs")
+    provenance.add_shown_in(parser)
     return parser.parse_args(argv)
 
 
@@ -719,7 +717,7 @@ def main(argv=None):
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"plot.py: --out {args.out} is a file, not a folder", file=sys.stderr)
         return 2
-    shown = provenance.shown_images(args.shown_in) if args.shown_in else None
+    shown = provenance.shown_images(args.shown_in)
     written_by = {}
     for path, rows in tables:
         if not rows:

@@ -94,9 +94,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv")
     parser.add_argument("--out", default="docs/img")
-    parser.add_argument("--shown-in", metavar="PAGES_DIR",
-                        help="write only the charts a Markdown page under PAGES_DIR shows "
-                        "(img/NAME.png), as `make plots` does with docs")
+    provenance.add_shown_in(parser)
     args = parser.parse_args()
     try:
         runs = read_runs(args.csv)
@@ -104,7 +102,7 @@ def main():
         return fail(f"cannot read {args.csv}: {e.strerror or e}")
     except ValueError as e:
         return fail(str(e))
-    shown = provenance.shown_images(args.shown_in) if args.shown_in else None
+    shown = provenance.shown_images(args.shown_in)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

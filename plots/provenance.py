@@ -94,9 +94,20 @@ def metadata(script, sources):
     return {METADATA_KEY: json.dumps(record, sort_keys=True, separators=(",", ":"))}
 
 
+def add_shown_in(parser):
+    """The --shown-in flag of the chart scripts that `make plots` runs; its value goes to
+    shown_images."""
+    parser.add_argument("--shown-in", metavar="PAGES_DIR",
+                        help="write only the charts a Markdown page under PAGES_DIR shows "
+                        "(img/NAME.png), as `make plots` does with docs")
+
+
 def shown_images(pages_dir):
-    """The PNG names the Markdown pages under pages_dir show (img/NAME.png); a missing
-    folder ends the script (exit 2), as it would otherwise draw nothing, silently."""
+    """The PNG names the Markdown pages under pages_dir show (img/NAME.png), or None (every
+    chart) when pages_dir is None; a missing folder ends the script (exit 2), as it would
+    otherwise draw nothing, silently."""
+    if pages_dir is None:
+        return None
     if not os.path.isdir(pages_dir):
         print(f"--shown-in {pages_dir}: no such folder", file=sys.stderr)
         sys.exit(2)

@@ -12,16 +12,6 @@ usage="PYTHON COMPARE_PY SAMPLE_CSV"
 . "$(dirname "$0")/plot_test_setup.sh"
 sample=$third
 
-# Runs the script with the given arguments; sets $rc, output in $work/stdout and $work/stderr.
-run_compare() {
-    rc=0
-    "$python" "$plot" "$@" >"$work/stdout" 2>"$work/stderr" || rc=$?
-}
-
-is_png() {
-    [ -s "$1" ] && [ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ]
-}
-
 # GPU B: the sample renamed, with these changes (field 18 is vs_cudnn, 21 status):
 #   02 fast big3            x1.5   +50 %  listed
 #   02 naive custom 4096^2  x0.8   -20 %  listed (a custom problem, matched by its shape)
@@ -47,7 +37,7 @@ NR > 1 && $4 !~ /threads?\)$/ {
 
 stem=compare_nvidia-h200_nvidia-h100-80gb-hbm3
 out=$work/out
-run_compare "$sample" "$b_csv" --out "$out"
+run_plot "$sample" "$b_csv" --out "$out"
 [ "$rc" -eq 0 ] || fail "exited $rc: $(cat "$work/stderr")"
 
 # One PNG per lesson with rows matched on both GPUs: not 01 (CPU), not 10 (no ratio).
@@ -87,29 +77,19 @@ done
 if grep -q '^- 01_cpu_direct' "$md"; then fail "lesson 01 is compared"; fi
 
 # A higher threshold keeps only the larger changes.
-run_compare "$sample" "$b_csv" --out "$work/out30" --threshold 0.3
+run_plot "$sample" "$b_csv" --out "$work/out30" --threshold 0.3
 [ "$rc" -eq 0 ] || fail "--threshold 0.3: exited $rc: $(cat "$work/stderr")"
 got=$(table_rows "$work/out30/$stem.md" | cut -d';' -f1-3)
 [ "$got" = "02_gpu_naive;fast;big3
 08_tensor_cores;mma_fp16;unet-64x64" ] || fail "--threshold 0.3 lists: $got"
 
 # A file against itself: nothing beyond the threshold, the two GPUs told apart.
-run_compare "$sample" "$sample" --out "$work/same"
+run_plot "$sample" "$sample" --out "$work/same"
 [ "$rc" -eq 0 ] || fail "same file twice: exited $rc: $(cat "$work/stderr")"
 grep -q "No matched row changes" "$work/same/compare_nvidia-h200_nvidia-h200.md" ||
     fail "same file twice: rows listed"
 
-# Refusals: exit 2, one stderr line naming the culprit, nothing on stdout, nothing written.
-expect_refusal() { # WHAT NAME_IN_STDERR OUT_DIR ARGS...
-    what=$1 name=$2 dir=$3
-    shift 3
-    run_compare "$@"
-    [ "$rc" -eq 2 ] || fail "$what: exit $rc, expected 2"
-    [ "$(wc -l <"$work/stderr" | tr -d ' ')" -eq 1 ] || fail "$what: stderr is not one line: $(cat "$work/stderr")"
-    grep -qF "$name" "$work/stderr" || fail "$what: stderr does not name $name: $(cat "$work/stderr")"
-    [ ! -s "$work/stdout" ] || fail "$what: wrote on stdout: $(cat "$work/stdout")"
-    if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then fail "$what: files written: $(ls -A "$dir")"; fi
-}
+# Refusals (expect_refusal): a missing or bad CSV, an --out that cannot be written.
 expect_refusal "missing CSV" no_such.csv "$work/out_missing" \
     "$sample" "$work/no_such.csv" --out "$work/out_missing"
 [ ! -e "$work/out_missing" ] || fail "missing CSV: --out was created"

@@ -14,8 +14,8 @@
 #include "cuda_check.h"
 #include "gpu_info.h"
 #include "gpu_timer.h"
+#include "session.h"
 
-#define EXIT_NO_GPU 77
 #define WARMUP 5
 #define REPS 50 /* the harness's defaults (cli.h) */
 #define THREADS 256
@@ -47,10 +47,8 @@ static void enqueue_wait(void *context, int set)
 int main(void)
 {
     const char *why = NULL;
-    if (gpu_count(&why) == 0) {
-        fprintf(stderr, "skipped: launch_floor needs a CUDA GPU and found none (%s)\n", why);
-        return EXIT_NO_GPU;
-    }
+    if (gpu_count(&why) == 0)
+        return report_no_gpu("launch_floor", why);
     struct gpu_info g;
     gpu_query(0, &g);
     cudaStream_t stream;

@@ -14,6 +14,7 @@
 
 #include "cuda_check.h"
 #include "gpu_info.h"
+#include "session.h"
 
 #define CHAINS 8 /* independent accumulators per warp */
 #define ITERATIONS 4096
@@ -21,7 +22,6 @@
 #define BLOCKS_PER_SM 2
 #define WARMUP 2
 #define REPS 5
-#define EXIT_NO_GPU 77
 
 enum mma_kind { B1_AND, B1_XOR, F16_F32 };
 
@@ -106,10 +106,8 @@ template <int KIND> static void measure(const struct gpu_info *g, uint32_t *sink
 int main(void)
 {
     const char *why = NULL;
-    if (gpu_count(&why) == 0) {
-        fprintf(stderr, "skipped: mma_rate needs a CUDA GPU and found none (%s)\n", why);
-        return EXIT_NO_GPU;
-    }
+    if (gpu_count(&why) == 0)
+        return report_no_gpu("mma_rate", why);
     struct gpu_info g;
     gpu_query(0, &g);
     if (g.cc_major < 8) {

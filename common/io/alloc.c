@@ -14,14 +14,6 @@ void exit_out_of_memory(const char *memory, const char *what, size_t bytes)
     exit(EXIT_OUT_OF_MEMORY);
 }
 
-void *host_alloc(size_t bytes, const char *what)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
-        exit_out_of_memory("host", what, bytes);
-    return p;
-}
-
 void *gpu_alloc(size_t bytes, const char *what)
 {
     void *p = NULL;

@@ -10,6 +10,12 @@
 #include "escape.h"
 #include "host_info.h"
 
+int report_no_gpu(const char *program, const char *why)
+{
+    fprintf(stderr, "skipped: %s needs a CUDA GPU and found none (%s)\n", program, why);
+    return EXIT_NO_GPU;
+}
+
 int session_open(struct session *s, const char *lesson, bool gpu_needed, int min_cc, int device)
 {
     s->lesson = lesson;
@@ -24,10 +30,8 @@ int session_open(struct session *s, const char *lesson, bool gpu_needed, int min
     const char *why = NULL;
     int count = gpu_count(&why);
     if (count == 0) {
-        if (gpu_needed) {
-            fprintf(stderr, "skipped: %s needs a CUDA GPU and found none (%s)\n", lesson, why);
-            return EXIT_NO_GPU;
-        }
+        if (gpu_needed)
+            return report_no_gpu(lesson, why);
         s->no_gpu_reason = why;
         return EXIT_PASS;
     }

@@ -29,6 +29,9 @@ struct session {
     cudaStream_t stream;  /* non-blocking; every launch and copy of the run goes on it */
 };
 
+/* What a lesson or tool that needs a GPU does when gpu_count finds none: prints
+ * "skipped: <program> needs a CUDA GPU and found none (<why>)", returns EXIT_NO_GPU. */
+int report_no_gpu(const char *program, const char *why);
 /* Picks GPU `device`, creates the stream and measures the copy bandwidth. Without a
  * usable GPU: EXIT_NO_GPU with one line on stderr when gpu_needed, else EXIT_PASS with
  * have_gpu false. EXIT_USAGE for a device number past the last one. */

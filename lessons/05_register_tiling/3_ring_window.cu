@@ -25,6 +25,22 @@
 #define SM_THREADS 1024
 #define SM_REGISTERS 65536
 
+/* The units of a LEN-float row (float4s with WIDE, else floats) that this thread of
+ * THREADS copies, side by side with the others: f(k, e) for its k-th, unit e of the row.
+ * The row copies below share this split, so each thread handles the same units. */
+template <int LEN, int THREADS, bool WIDE, typename F>
+__device__ __forceinline__ void for_each_row_unit(F f)
+{
+    constexpr int UNITS = LEN / (WIDE ? VEC : 1);
+#pragma unroll
+    for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
+        const int e = (int)threadIdx.x + k * THREADS;
+        if (UNITS % THREADS != 0 && e >= UNITS)
+            break;
+        f(k, e);
+    }
+}
+
 /* Row y, columns x .. x + LEN - 1 of one plane into the shared row dst, zeros outside
  * the image, the block's THREADS threads side by side. With WIDE, x and w are
  * multiples of 4 and the plane starts on 16 bytes: each 16-byte copy lies wholly
@@ -34,13 +50,8 @@ __device__ __forceinline__ void copy_row_async(float *dst, const float *__restri
                                                int x, int h, int w)
 {
     constexpr int UNIT = WIDE ? VEC : 1;
-    constexpr int UNITS = LEN / UNIT;
     const bool row_inside = (unsigned)y < (unsigned)h;
-#pragma unroll
-    for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
-        const int e = (int)threadIdx.x + k * THREADS;
-        if (UNITS % THREADS != 0 && e >= UNITS)
-            break;
+    for_each_row_unit<LEN, THREADS, WIDE>([&](int k, int e) {
         const int c = x + e * UNIT;
         const bool inside = row_inside && (unsigned)c < (unsigned)w;
         const float *src = inside ? plane + (y * w + c) : plane;
@@ -48,7 +59,7 @@ __device__ __forceinline__ void copy_row_async(float *dst, const float *__restri
             copy_16_async(dst + e * UNIT, src, inside);
         else
             copy_4_async(dst + e * UNIT, src, inside);
-    }
+    });
 }
 
 /* Floats of a LEN-float row that one of THREADS threads copies in copy_row_async. */
@@ -58,7 +69,9 @@ __host__ __device__ constexpr int row_share(int len, int threads, bool wide)
 }
 
 /* copy_row_async's copies of this thread as ordinary loads into its registers (zeros
- * outside the image), for store_row_share to write into the shared row later. */
+ * outside the image), for store_row_share to write into the shared row later. The loop
+ * is for_each_row_unit's written out: through the lambda the compiler assigns this
+ * kernel's registers differently, and the committed timings are of this code. */
 template <int LEN, int THREADS, bool WIDE>
 __device__ __forceinline__ void load_row_share(float (&share)[row_share(LEN, THREADS, WIDE)],
                                                const float *__restrict__ plane, int y, int x, int h,
@@ -93,19 +106,13 @@ template <int LEN, int THREADS, bool WIDE>
 __device__ __forceinline__ void store_row_share(float *dst,
                                                 const float (&share)[row_share(LEN, THREADS, WIDE)])
 {
-    constexpr int UNIT = WIDE ? VEC : 1;
-    constexpr int UNITS = LEN / UNIT;
-#pragma unroll
-    for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
-        const int e = (int)threadIdx.x + k * THREADS;
-        if (UNITS % THREADS != 0 && e >= UNITS)
-            break;
+    for_each_row_unit<LEN, THREADS, WIDE>([&](int k, int e) {
         if constexpr (WIDE)
             *reinterpret_cast<float4 *>(dst + e * VEC) = make_float4(
                 share[k * VEC], share[k * VEC + 1], share[k * VEC + 2], share[k * VEC + 3]);
         else
             dst[e] = share[k];
-    }
+    });
 }
 
 /* Filter row i applied to one input row v, added into OUTS outputs side by side:

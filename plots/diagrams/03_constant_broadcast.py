@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
-from diagram import save  # noqa: E402
+from diagram import frame, save  # noqa: E402
 
 LANES = 32
 THREAD_COLOUR = "#4c72b0"
@@ -103,10 +103,7 @@ def main():
     panel_broadcast(axes[1])
     panel_serialised(axes[2])
     for ax in axes:
-        ax.set_xlim(-4, LANES + 12)
-        ax.set_ylim(-0.4, 7.6)
-        ax.set_aspect("equal")
-        ax.axis("off")
+        frame(ax, (-4, LANES + 12), (-0.4, 7.6))
     fig.suptitle("One warp at one filter tap (i, j): where the 32 threads' operands come "
                  "from (arrows: data)", fontsize=12)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.91, bottom=0.02, hspace=0.3)

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
-from diagram import save  # noqa: E402
+from diagram import frame, save  # noqa: E402
 
 RADIUS = 2
 IN_TILE = 8  # (a): threads per side of the block = input tile
@@ -37,10 +37,7 @@ def outline(ax, x, y, w, h, style="-", colour="black", width=2.0):
 
 
 def finish(ax, title, w, h, caption):
-    ax.set_xlim(-0.5, w + 0.5)
-    ax.set_ylim(-h - 0.5, 0.5)
-    ax.set_aspect("equal")
-    ax.axis("off")
+    frame(ax, (-0.5, w + 0.5), (-h - 0.5, 0.5))
     ax.set_title(title, fontsize=11, loc="left")
     ax.text(0, -h - 1.0, caption, fontsize=8.5, va="top", family="monospace")
 

@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle  # noqa: E402
-from diagram import save  # noqa: E402
+from diagram import frame, save  # noqa: E402
 
 STAGES = 4
 STEPS = 8
@@ -81,10 +81,7 @@ def main():
     fig, ax = plt.subplots(figsize=(11, 4.4))
     path(ax)
     ring(ax)
-    ax.set_xlim(-2, 2 * STEPS + 0.5)
-    ax.set_ylim(-1.6, STAGES + 2.6)
-    ax.set_aspect("equal")
-    ax.axis("off")
+    frame(ax, (-2, 2 * STEPS + 0.5), (-1.6, STAGES + 2.6))
     fig.legend(handles=[
         Patch(facecolor=COMPUTE_COLOUR, label="row t: the FMAs read it from shared memory"),
         Patch(facecolor=FLIGHT_COLOUR, label="rows t+1, t+2: copies on their way or landed"),

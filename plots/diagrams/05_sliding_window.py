@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
-from diagram import save  # noqa: E402
+from diagram import frame, save  # noqa: E402
 
 R = 2
 K = 2 * R + 1
@@ -63,8 +63,7 @@ def horizontal(ax):
     ax.text(SPAN + 0.5, 3.5, "one input row,\nin registers:\n4 loads of 16 bytes",
             va="center", fontsize=8.5)
     ax.text(SPAN + 0.5, 0.5, f"{OUTS} outputs of\nthe thread", va="center", fontsize=8.5)
-    ax.set_xlim(-0.5, SPAN + 6)
-    ax.set_ylim(-0.6, 5)
+    frame(ax, (-0.5, SPAN + 6), (-0.6, 5))
     ax.set_title(f"(a) horizontal window: {OUTS} outputs share one row segment "
                  f"({K}x{K}, HALO = {HALO})", loc="left", fontsize=11)
 
@@ -101,8 +100,7 @@ def vertical(ax):
             "green edge: the row starts\n(bias + filter row 0)\n"
             "black edge: the row is done\n(filter row K-1), stored",
             va="top", fontsize=8.5)
-    ax.set_xlim(-3.2, steps + 7.5)
-    ax.set_ylim(-0.6, STRIP_ROWS + 1.4)
+    frame(ax, (-3.2, steps + 7.5), (-0.6, STRIP_ROWS + 1.4))
     ax.set_title(f"(b) vertical window: each input row loaded once, {K} accumulator rows "
                  "live at once", loc="left", fontsize=11)
 
@@ -112,9 +110,6 @@ def main():
                              gridspec_kw={"height_ratios": [5.6, STRIP_ROWS + 2]})
     horizontal(axes[0])
     vertical(axes[1])
-    for ax in axes:
-        ax.set_aspect("equal")
-        ax.axis("off")
     fig.legend(handles=[
         Patch(facecolor=INPUT_COLOUR, label="input float in registers"),
         Patch(facecolor=UNUSED_COLOUR, hatch="///", label="loaded, not used (halo rounded to 4)"),

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle  # noqa: E402
-from diagram import save  # noqa: E402
+from diagram import frame, save  # noqa: E402
 
 R = 2
 HALO = 4  # R rounded up to 4 columns, as the 16-byte loads need
@@ -57,8 +57,7 @@ def two_pass(ax):
     arrow(ax, (22.4, -size / 2), (27.6, -size / 2), "column_pass\nread 4 B, write 4 B")
     ax.text(37, -size / 2, "two launches,\n16 bytes per pixel\nthrough DRAM", va="center",
             fontsize=9)
-    ax.set_xlim(-1, 46)
-    ax.set_ylim(-size - 1, 2.2)
+    frame(ax, (-1, 46), (-size - 1, 2.2))
     ax.set_title("(a) two_pass: the intermediate image goes to DRAM and back", loc="left",
                  fontsize=11)
 
@@ -91,8 +90,7 @@ def fused(ax):
             "rows and columns the neighbouring tiles load again mostly come from L2);\n"
             "rows outside the image load as zeros, which is the 2-D convolution's padding",
             va="top", fontsize=8.5)
-    ax.set_xlim(-1, in_w + 2 * TILE_W + 14)
-    ax.set_ylim(-rows - 4.2, 2.2)
+    frame(ax, (-1, in_w + 2 * TILE_W + 14), (-rows - 4.2, 2.2))
     ax.set_title(f"(b) fused_smem: one block's tile, drawn {TILE_W} x {TILE_H} "
                  "(the kernel's is 128 x 64)", loc="left", fontsize=11)
 
@@ -101,9 +99,6 @@ def main():
     fig, axes = plt.subplots(2, 1, figsize=(11, 7.6), gridspec_kw={"height_ratios": [10, 17]})
     two_pass(axes[0])
     fused(axes[1])
-    for ax in axes:
-        ax.set_aspect("equal")
-        ax.axis("off")
     fig.legend(handles=[
         Patch(facecolor=INPUT_COLOUR, label="input"),
         Patch(facecolor=MID_COLOUR, label="row-filtered (mid)"),

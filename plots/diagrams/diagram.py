@@ -1,8 +1,17 @@
-"""What every diagram script here shares: where its PNG goes and how it is written."""
+"""What every diagram script here shares: its panels' frame, where its PNG goes and how
+it is written."""
 from pathlib import Path
 
 IMG_DIR = Path(__file__).resolve().parents[2] / "docs" / "img"
 DPI = 110
+
+
+def frame(ax, xlim, ylim):
+    """A panel drawn in data units: these limits, a unit as long across as up, no axes."""
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    ax.axis("off")
 
 
 def save(fig, name, dpi=DPI, metadata=None):

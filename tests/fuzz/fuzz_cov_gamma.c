@@ -11,6 +11,7 @@
 
 #include "fuzz_support.h"
 #include "npy.h"
+#include "npy_round_trip.h"
 #include "problem.h"
 
 #define ERR_SIZE 512
@@ -75,16 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (blocks != a.data)
             free(blocks);
     }
-    if (scan) {
-        struct npy_array b;
-        const char *out = fuzz_output_path("cov_gamma", ".npy");
-        fuzz_require(npy_write(out, a.data, a.ndim, a.shape, err, sizeof err));
-        fuzz_require(npy_read(out, &b, err, sizeof err));
-        fuzz_require(a.ndim == b.ndim && a.count == b.count);
-        fuzz_require(memcmp(a.shape, b.shape, sizeof a.shape[0] * (size_t)a.ndim) == 0);
-        fuzz_require(a.count == 0 || memcmp(a.data, b.data, a.count * sizeof(float)) == 0);
-        npy_free(&b);
-    }
+    if (scan)
+        fuzz_npy_round_trip(&a, "cov_gamma");
     npy_free(&a);
     return 0;
 }

@@ -21,18 +21,23 @@ cc=${FUZZ_CC:-clang}
 # Each target's parser and what it calls besides common/io/fileutil.c and escape.c.
 # Lesson 10's problem.c brings its float64 check (reference.c, verify.c); lesson 11's
 # its layer and frames (video.c, image.c) and the convolution's gold (gold.c); both
-# allocate through fuzz_alloc.c, alloc.c's host side (no CUDA runtime to link).
-cov_problem="lessons/10_covariance/problem.c common/io/npy.c tests/fuzz/fuzz_alloc.c common/io/rng.c
-    common/measure/reference.c common/measure/verify.c common/tensor/conv_problem.c"
-declare -A parser=([npy]=common/io/npy.c [image]=common/io/image.c [filter]=common/io/filters.c
+# allocate through host_alloc.c and fuzz_alloc.c, alloc.c without CUDA (no runtime to
+# link). The .npy targets share their round trip (npy_round_trip.c).
+no_cuda_alloc="tests/fuzz/fuzz_alloc.c common/io/host_alloc.c"
+cov_problem="lessons/10_covariance/problem.c common/io/npy.c tests/fuzz/npy_round_trip.c
+    $no_cuda_alloc common/io/rng.c common/measure/reference.c common/measure/verify.c
+    common/tensor/conv_problem.c"
+declare -A parser=([npy]="common/io/npy.c tests/fuzz/npy_round_trip.c"
+    [image]=common/io/image.c [filter]=common/io/filters.c
     [cli]="common/harness/cli.c common/tensor/conv_problem.c common/io/filters.c
     common/ops/op_files.c common/ops/op_params.c common/ops/conv/conv_flags.c common/io/npy.c
     tests/flag_lesson.c tests/fuzz/fuzz_command_line.c"
     [cov_gamma]="$cov_problem" [cov_files]="$cov_problem common/ops/op_files.c"
     [delta_cli]="common/harness/cli.c common/tensor/conv_problem.c common/ops/op_files.c
     common/ops/op_params.c common/io/npy.c lessons/11_delta/problem.c lessons/11_delta/video.c
-    common/io/image.c tests/fuzz/fuzz_alloc.c common/io/rng.c common/ops/conv/gold.c common/measure/reference.c
-    common/measure/verify.c common/tensor/tensor_format.c tests/fuzz/fuzz_command_line.c")
+    common/io/image.c $no_cuda_alloc common/io/rng.c common/ops/conv/gold.c
+    common/measure/reference.c common/measure/verify.c common/tensor/tensor_format.c
+    tests/fuzz/fuzz_command_line.c")
 # A lesson's target also sees the lesson's headers (each has its own problem.h).
 declare -A lesson=([cov_gamma]=lessons/10_covariance [cov_files]=lessons/10_covariance
     [delta_cli]=lessons/11_delta)
