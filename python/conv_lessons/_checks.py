@@ -1,9 +1,10 @@
-"""What the course's kernels accept, checked on the tensors' metadata alone, so that the
-real kernel and the fake one (torch.compile's tracing) raise the same errors before any
-GPU work:
+"""What the course's convolution kernels accept (conv2d, binary_conv2d), checked on the
+tensors' metadata alone, so that the real kernel and the fake one (torch.compile's
+tracing) raise the same errors before any GPU work; and the checks every op shares:
 
     ValueError           what the call gets wrong: a CPU tensor, shapes that do not
                          match, a memory format the kernel does not read, a bad precision
+                         or kernel name
     TypeError            an argument of the wrong type, a dtype no kernel of the course
                          has, or two dtypes in one call
     NotImplementedError  a convolution PyTorch has but the lessons do not: stride 2,
@@ -14,13 +15,15 @@ from typing import NamedTuple
 
 import torch
 
+from . import _library
+
 MAX_KSIZE = 31  # conv_problem.h
 INT32_MAX = 2**31 - 1
 PRECISIONS = ("fp32", "tf32", "3xtf32")
 _DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 _DESCRIPTIONS = {"fp32": "float32 at precision 'fp32'", "tf32": "float32 at precision 'tf32'",
                  "3xtf32": "float32 at precision '3xtf32'", "fp16": "float16",
-                 "bf16": "bfloat16"}
+                 "bf16": "bfloat16", "binary": "binary_conv2d"}
 _MEMORY_FORMATS = {
     "nchw": (torch.contiguous_format, "contiguous (NCHW)", "{0}.contiguous()"),
     "nhwc": (torch.channels_last, "channels_last (NHWC)",
@@ -56,18 +59,46 @@ def format_of(x, precision):
     return Format(precision, "nhwc")
 
 
-def _check_device(name, t, x):
+def check_device(op, name, t, first="x", on=None):
+    """t on CUDA, on the device of the op's first tensor `on` (named first)."""
     # meta: shapes only, as the fake kernel sees them.
     if t.device.type not in ("cuda", "meta"):
-        raise ValueError(f"{name} is on {t.device}: conv_lessons.conv2d runs on CUDA tensors "
+        raise ValueError(f"{name} is on {t.device}: conv_lessons.{op} runs on CUDA tensors "
                          f"(move it with {name}.cuda())")
-    if t.device != x.device:
-        raise ValueError(f"{name} is on {t.device} but x is on {x.device}")
+    if on is not None and t.device != on.device:
+        raise ValueError(f"{name} is on {t.device} but {first} is on {on.device}")
 
 
 def _check_dtype(name, t, x):
     if t.dtype != x.dtype:
         raise TypeError(f"{name} is {t.dtype} but x is {x.dtype}; give both the same dtype")
+
+
+def check_float32(op, name, t):
+    if t.dtype != torch.float32:
+        raise TypeError(f"{name} is {t.dtype}; conv_lessons.{op} takes float32 (call "
+                        f"{name}.float())")
+
+
+def check_contiguous(name, t):
+    if not t.is_contiguous():
+        raise ValueError(f"{name} must be contiguous: call {name}.contiguous()")
+
+
+def check_tensors(named):
+    """Each (name, value) a torch.Tensor."""
+    for name, t in named:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} is a {type(t).__name__}, not a torch.Tensor")
+
+
+def check_forward_only(op, named, alternative):
+    """An op that writes in place records no graph: rather than hand back a result that
+    gradients silently skip, it refuses inputs that require grad while grad is on."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for _, t in named):
+        raise NotImplementedError(
+            f"conv_lessons.{op} is forward only: it has no backward. Run it under "
+            f"torch.no_grad() or torch.inference_mode(), or train with {alternative}.")
 
 
 def _check_memory_format(name, t, f):
@@ -77,16 +108,38 @@ def _check_memory_format(name, t, f):
                          f"{fix.format(name)}")
 
 
-def check_inputs(x, weight, bias, precision):
-    """The Format of the call, or the exception that says what is wrong."""
-    _check_device("x", x, x)
-    _check_device("weight", weight, x)
+def _check_kernel(kernel, f):
+    """A kernel named by the caller is one of the library's, for the call's format."""
+    if kernel is None:
+        return
+    kernels = _library.conv2d_kernels()
+    if kernel not in kernels:
+        raise ValueError(f"kernel={kernel!r}: one of " + ", ".join(
+            name for name, format_ in kernels.items() if format_ == f))
+    if kernels[kernel] != f:
+        raise ValueError(f"kernel={kernel!r} runs {kernels[kernel][0]} in the "
+                         f"{kernels[kernel][1]} layout; this call is {f.dtype} in {f.layout}")
+
+
+def _check_ranks(x, weight):
     if x.dim() != 4:
         raise ValueError(f"x has shape {tuple(x.shape)}; it must be 4-D: (N, C, H, W)")
     if weight.dim() != 4:
         raise ValueError(f"weight has shape {tuple(weight.shape)}; it must be 4-D: "
                          "(out channels, in channels, k, k)")
-    f = format_of(x, precision)
+
+
+def check_inputs(x, weight, bias, precision, kernel=None, op="conv2d"):
+    """The Format of the call, or the exception that says what is wrong. op "binary_conv2d"
+    is lesson 09's layer on the signs of float32 x and weight, in NHWC."""
+    check_device(op, "x", x)
+    check_device(op, "weight", weight, on=x)
+    _check_ranks(x, weight)
+    if op == "binary_conv2d":
+        check_float32(op, "x", x)
+        f = Format("binary", "nhwc")
+    else:
+        f = format_of(x, precision)
     _check_dtype("weight", weight, x)
     n, cin, h, w = x.shape
     cout, weight_cin, r, s = weight.shape
@@ -101,34 +154,34 @@ def check_inputs(x, weight, bias, precision):
         raise NotImplementedError(f"a {r}x{s} filter: the lessons' filters are odd, 1x1 to "
                                   f"{MAX_KSIZE}x{MAX_KSIZE}")
     if bias is not None:
-        _check_device("bias", bias, x)
+        check_device(op, "bias", bias, on=x)
         _check_dtype("bias", bias, x)
         if bias.dim() != 1 or bias.shape[0] != cout:
             raise ValueError(f"bias has shape {tuple(bias.shape)}; it must be ({cout},), one "
                              "value per output channel")
-        if not bias.is_contiguous():
-            raise ValueError("bias must be contiguous: call bias.contiguous()")
+        check_contiguous("bias", bias)
     _check_memory_format("x", x, f)
     _check_memory_format("weight", weight, f)
+    _check_kernel(kernel, f)
     if max(x.numel(), weight.numel(), n * cout * h * w) > INT32_MAX:
         raise NotImplementedError("a tensor of more than 2^31-1 elements: the kernels index "
                                   "with 32-bit integers")
     return f
 
 
-def check_arguments(x, weight, bias, stride, padding, dilation, groups, precision):
+def check_arguments(x, weight, bias, stride, padding, dilation, groups, precision, kernel):
     """What the op's schema cannot say in the user's words, and the arguments of
     torch.nn.functional.conv2d that the lessons fix."""
     def pair(v):
         return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
 
-    named = [("x", x), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
-    for name, t in named:
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} is a {type(t).__name__}, not a torch.Tensor")
+    check_tensors([("x", x), ("weight", weight)] + ([("bias", bias)] if bias is not None else []))
     if precision is not None and not isinstance(precision, str):
         raise TypeError(f"precision={precision!r}: give the string 'fp32', 'tf32' or "
                         "'3xtf32'")
+    if kernel is not None and not isinstance(kernel, str):
+        raise TypeError(f"kernel={kernel!r}: give a kernel's name as a string, or None for "
+                        "the fastest")
     if pair(stride) != (1, 1):
         raise NotImplementedError(f"stride={stride}: the lessons' kernels run stride 1 only")
     if pair(dilation) != (1, 1):

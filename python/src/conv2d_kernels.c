@@ -1,14 +1,22 @@
 /* The course's fastest kernel for each convolution, from the measured tables of
  * results/h200/bench.csv: for fp32, lesson 05's strip_ring on single-channel images and
  * lesson 07's implicit_gemm_async on multi-channel layers; on tensor cores, lesson 08's
- * wgmma where its TMA path runs 128-channel tiles and mma.sync elsewhere. */
+ * wgmma where its TMA path runs 128-channel tiles and mma.sync elsewhere; for binary
+ * layers lesson 09's bit tensor cores, its packed_xnor on a GPU without them. Seed 000's
+ * naive and tiled kernels (lessons 02 and 04) run when named. */
 #include "conv2d_kernels.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "lessons/04_shared_tiling/kernels.h"
 #include "lessons/05_register_tiling/ring_window.h"
 #include "lessons/07_multichannel/implicit_gemm.h"
 #include "lessons/08_tensor_cores/kernels.h"
+#include "lessons/09_binary/kernels.h"
+#include "naive_blocks.h"
+#include "packed_xnor.h"
 
 /* Every lesson's minimum (mma.sync's fp16 needs 8.0, as lesson 08's table says). */
 #define COURSE_CC 75
@@ -20,8 +28,12 @@
 #define MAX_GRID_Y 65535
 #define GEMM_TILE_COUT 128
 
+/* Lesson 09 puts output channels in gridDim.y, 32 per block. */
+#define BINARY_TILE_COUT 32
+
 /* Lesson 05's setup copies the bias into constant memory from device memory: a layer
- * without one gets a zero there (constant_filter.c). */
+ * without one gets a zero there, as every kernel with a constant filter does
+ * (constant_filter.c). */
 static size_t zero_bias_bytes(const struct conv_shape *s)
 {
     (void)s;
@@ -33,6 +45,23 @@ static const char *too_many_channel_tiles(const struct conv_shape *s)
     return (s->cout + GEMM_TILE_COUT - 1) / GEMM_TILE_COUT > MAX_GRID_Y
                ? "more than 65535 x 128 output channels"
                : NULL;
+}
+
+static const char *binary_channels_fit_grid(const struct conv_shape *s)
+{
+    return (s->cout + BINARY_TILE_COUT - 1) / BINARY_TILE_COUT > MAX_GRID_Y
+               ? "at most 65535 x 32 output channels"
+               : NULL;
+}
+
+/* Lesson 09's tensor-core kernels address packed words with 32-bit offsets (its main.c). */
+static const char *bmma_shape_unsupported(const struct conv_shape *s)
+{
+    const size_t words = WORDS_PER_PIXEL(s->cin);
+    if ((size_t)s->n * s->h * s->w * words > INT_MAX ||
+        (size_t)s->cout * s->ksize * s->ksize * words > INT_MAX)
+        return "packed input and weights of at most 2^31 words each";
+    return binary_channels_fit_grid(s);
 }
 
 static const char *mma_is_faster(const struct conv_shape *s)
@@ -96,7 +125,84 @@ static const struct conv2d_kernel kernels[] = {
      .layout = LAYOUT_NHWC,
      .needs = {.cc = MMA_CC, .smem_bytes = mma_smem_bytes},
      .run = launch_conv2d_mma_bf16},
+    /* Float signs in, packed inside the run; the weights packed by setup. */
+    {.name = "09_binary/pack_bmma_and",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = MMA_CC, .smem_bytes = bmma_smem_per_block},
+     .unsuited = bmma_shape_unsupported,
+     .scratch_bytes = pack_bmma_scratch_bytes,
+     .setup = setup_conv2d_pack_bmma_and,
+     .run = launch_conv2d_pack_bmma_and},
+    {.name = "09_binary/packed_xnor",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = binary_channels_fit_grid,
+     .scratch_bytes = packed_xnor_scratch_bytes,
+     .setup = setup_packed_xnor,
+     .run = run_packed_xnor},
+    /* Seed 000's two kernels as the course rebuilt them, single-channel fp32 NCHW. */
+    {.name = "02_gpu_naive/block16x16",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = single_channel_only,
+     .run = run_naive_block16x16,
+     .named_only = true},
+    {.name = "02_gpu_naive/block32x8",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = single_channel_only,
+     .run = run_naive_block32x8,
+     .named_only = true},
+    {.name = "04_shared_tiling/tile_in",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = single_channel_only,
+     .scratch_bytes = zero_bias_bytes,
+     .setup = setup_tile_in,
+     .run = launch_conv2d_tile_in,
+     .constant_filter = true,
+     .named_only = true},
+    {.name = "04_shared_tiling/tile_out",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = single_channel_only,
+     .scratch_bytes = zero_bias_bytes,
+     .setup = setup_tile_out,
+     .run = launch_conv2d_tile_out,
+     .constant_filter = true,
+     .named_only = true},
+    {.name = "04_shared_tiling/tile_cached_halo",
+     .dtype = DTYPE_FP32,
+     .layout = LAYOUT_NCHW,
+     .needs = {.cc = COURSE_CC},
+     .unsuited = single_channel_only,
+     .scratch_bytes = zero_bias_bytes,
+     .setup = setup_tile_cached_halo,
+     .run = launch_conv2d_tile_cached_halo,
+     .constant_filter = true,
+     .named_only = true},
 };
+
+#define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])
+
+const struct conv2d_kernel *conv2d_kernel_at(size_t i)
+{
+    return i < KERNEL_COUNT ? &kernels[i] : NULL;
+}
+
+/* NULL when k runs s on g, else why not (unmet: room for gpu_needs' words). */
+static const char *unfit(const struct conv2d_kernel *k, const struct conv_shape *s,
+                         const struct gpu_info *g, char *unmet, size_t unmet_size)
+{
+    const char *reason = k->unsuited ? k->unsuited(s) : NULL;
+    return reason ? reason : gpu_needs_unmet(&k->needs, g, s, unmet, unmet_size);
+}
 
 const struct conv2d_kernel *conv2d_kernel_for(const struct conv_shape *s, enum dtype d,
                                               enum layout l, const struct gpu_info *g, char *why,
@@ -106,23 +212,46 @@ const struct conv2d_kernel *conv2d_kernel_for(const struct conv_shape *s, enum d
     const struct conv2d_kernel *last = NULL;
     const char *reason = NULL;
     char unmet[256];
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    for (size_t i = 0; i < KERNEL_COUNT; i++) {
         const struct conv2d_kernel *k = &kernels[i];
-        if (k->dtype != d || k->layout != l)
+        if (k->dtype != d || k->layout != l || k->named_only)
             continue;
         last = k;
-        reason = k->unsuited ? k->unsuited(s) : NULL;
-        if (!reason)
-            reason = gpu_needs_unmet(&k->needs, g, s, unmet, sizeof unmet);
-        if (!reason)
+        if (!(reason = unfit(k, s, g, unmet, sizeof unmet)))
             return k;
     }
     if (!last)
         snprintf(why, why_size,
                  "the course has no %s kernel in the %s layout (fp32 runs in nchw; "
-                 "tf32, 3xtf32, fp16 and bf16 in nhwc)",
+                 "tf32, 3xtf32, fp16, bf16 and binary in nhwc)",
                  dtype_name(d), layout_name(l));
     else
         snprintf(why, why_size, "%s: %s", last->name, reason);
+    return NULL;
+}
+
+const struct conv2d_kernel *conv2d_kernel_named(const char *name, const struct conv_shape *s,
+                                                enum dtype d, enum layout l,
+                                                const struct gpu_info *g, char *why,
+                                                size_t why_size)
+{
+    for (size_t i = 0; i < KERNEL_COUNT; i++) {
+        const struct conv2d_kernel *k = &kernels[i];
+        if (strcmp(k->name, name) != 0)
+            continue;
+        if (k->dtype != d || k->layout != l) {
+            snprintf(why, why_size, "%s runs %s in the %s layout, not %s in %s", k->name,
+                     dtype_name(k->dtype), layout_name(k->layout), dtype_name(d), layout_name(l));
+            return NULL;
+        }
+        char unmet[256];
+        const char *reason = unfit(k, s, g, unmet, sizeof unmet);
+        if (reason) {
+            snprintf(why, why_size, "%s: %s", k->name, reason);
+            return NULL;
+        }
+        return k;
+    }
+    snprintf(why, why_size, "no kernel is called \"%s\"", name);
     return NULL;
 }

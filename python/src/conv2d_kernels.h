@@ -1,6 +1,7 @@
 /* Which of the course's kernels runs a convolution: for each dtype and layout, the
  * lessons' fastest variants in order of preference, each with what it needs of the GPU
- * and the build (gpu_needs.h), as the lessons' own variant tables declare them. */
+ * and the build (gpu_needs.h), as the lessons' own variant tables declare them; and
+ * earlier steps of the course (lessons 02 and 04), which run only when named. */
 #ifndef CONV2D_KERNELS_H
 #define CONV2D_KERNELS_H
 
@@ -24,6 +25,9 @@ struct conv2d_kernel {
     void (*run)(const struct conv_args *a);
     /* setup copies the filter into __constant__ memory (constant_filter.h). */
     bool constant_filter;
+    /* A step of the course that runs only when the caller names it, never as the
+     * fastest. */
+    bool named_only;
 };
 
 /* The kernel for shape s in dtype d and layout l on GPU g (its cc, code_cc and
@@ -31,5 +35,15 @@ struct conv2d_kernel {
 const struct conv2d_kernel *conv2d_kernel_for(const struct conv_shape *s, enum dtype d,
                                               enum layout l, const struct gpu_info *g, char *why,
                                               size_t why_size);
+
+/* The kernel called `name`, when it runs shape s in dtype d and layout l on GPU g;
+ * else NULL with the reason in why. */
+const struct conv2d_kernel *conv2d_kernel_named(const char *name, const struct conv_shape *s,
+                                                enum dtype d, enum layout l,
+                                                const struct gpu_info *g, char *why,
+                                                size_t why_size);
+
+/* The i-th kernel of the table, NULL past the end. */
+const struct conv2d_kernel *conv2d_kernel_at(size_t i);
 
 #endif

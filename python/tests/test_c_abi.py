@@ -1,6 +1,7 @@
-"""libconv_torch.so's C ABI (python/src/conv_torch.h) called directly: every bad argument
-gets its status and one line, and the process goes on. Without a GPU the valid calls
-report CUDA's error instead of running.
+"""libconv_torch.so's convolution C ABI (python/src/conv_torch.h) called directly: every
+bad argument gets its status and one line, and the process goes on. Without a GPU the
+valid calls report CUDA's error instead of running. (The covariance and delta ABIs are
+tested beside their ops.)
 
     CONV_LESSONS_LIBRARY=build-py/python/libconv_torch.so pytest python/tests/test_c_abi.py
 """
@@ -11,33 +12,26 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 
-from conv_lessons import _library  # noqa: E402  (after the skip above)
+from _gpu import needs_gpu  # noqa: E402  (after the skip above)
 
 OK, BAD_ARGUMENT, UNSUPPORTED, CUDA_ERROR = 0, 1, 2, 3
-FP32, FP16, NCHW, NHWC = 0, 3, 0, 1
+FP32, FP16, BINARY, NCHW, NHWC = 0, 3, 5, 0, 1
 
 
-@pytest.fixture(scope="module")
-def lib():
-    try:
-        return _library.library()
-    except RuntimeError as e:
-        pytest.skip(f"libconv_torch.so is not built: {e}")
-
-
-def plan(lib, shape, dtype=FP32, layout=NCHW, device=0):
+def plan(lib, shape, dtype=FP32, layout=NCHW, device=0, name=None):
     kernel, scratch = ctypes.c_char_p(), ctypes.c_size_t()
     err = ctypes.create_string_buffer(512)
-    status = lib.conv_torch_conv2d_plan(device, *shape, dtype, layout, ctypes.byref(kernel),
-                                        ctypes.byref(scratch), err, len(err))
+    status = lib.conv_torch_conv2d_plan(device, name, *shape, dtype, layout,
+                                        ctypes.byref(kernel), ctypes.byref(scratch), err,
+                                        len(err))
     return status, err.value.decode(), kernel.value, scratch.value
 
 
-def run(lib, shape, x=16, w=16, b=None, y=16, dtype=FP32, layout=NCHW):
+def run(lib, shape, x=16, w=16, b=None, y=16, dtype=FP32, layout=NCHW, scale=None, name=None):
     """conv_torch_conv2d on fake addresses: it must refuse before touching them."""
     err = ctypes.create_string_buffer(512)
-    status = lib.conv_torch_conv2d(0, None, x, w, b, y, None, 0, *shape, dtype, layout, err,
-                                   len(err))
+    status = lib.conv_torch_conv2d(0, None, name, x, w, b, scale, y, None, 0, *shape, dtype,
+                                   layout, err, len(err))
     return status, err.value.decode()
 
 
@@ -48,7 +42,7 @@ BAD_PLANS = [
     ("ksize 0", (1, 1, 1, 8, 8, 0), FP32, NCHW, BAD_ARGUMENT, "ksize 0"),
     ("no channels", (1, 0, 1, 8, 8, 3), FP32, NCHW, BAD_ARGUMENT, "cin must be at least 1"),
     ("negative height", (1, 1, 1, -8, 8, 3), FP32, NCHW, BAD_ARGUMENT, "not negative"),
-    ("dtype 5", (1, 1, 1, 8, 8, 3), 5, NCHW, BAD_ARGUMENT, "dtype 5"),
+    ("dtype 6", (1, 1, 1, 8, 8, 3), 6, NCHW, BAD_ARGUMENT, "dtype 6: 0 fp32, 1 tf32"),
     ("layout 2", (1, 1, 1, 8, 8, 3), FP32, 2, BAD_ARGUMENT, "layout 2"),
     ("2^31 elements", (1, 1, 1, 50000, 50000, 3), FP32, NCHW, UNSUPPORTED, "2^31-1 elements"),
 ]
@@ -77,6 +71,9 @@ BAD_RUNS = [
     ("misaligned bias", dict(b=2), "not aligned"),
     ("misaligned output", dict(y=20), "output is not 16-byte aligned"),
     ("fp16 input", dict(x=17, dtype=FP16, layout=NHWC), "(2 bytes)"),
+    ("misaligned scale", dict(scale=18, dtype=BINARY, layout=NHWC), "bias or scale not aligned"),
+    ("binary without scale", dict(dtype=BINARY, layout=NHWC), "binary, alone: give cout floats"),
+    ("scale for fp32", dict(scale=16), "binary, alone: give NULL"),
 ]
 
 
@@ -98,8 +95,44 @@ def test_valid_plan(lib):
     assert status == OK and kernel == b"07_multichannel/implicit_gemm_async" and scratch > 0
 
 
+def test_kernel_list(lib):
+    """Every kernel the table has, with its dtype and layout, without a GPU."""
+    kernels, dtype, layout = {}, ctypes.c_int(), ctypes.c_int()
+    while (name := lib.conv_torch_conv2d_kernel(len(kernels), ctypes.byref(dtype),
+                                                ctypes.byref(layout))) is not None:
+        kernels[name] = (dtype.value, layout.value)
+    assert kernels[b"02_gpu_naive/block16x16"] == (FP32, NCHW)
+    assert kernels[b"04_shared_tiling/tile_in"] == (FP32, NCHW)
+    assert kernels[b"09_binary/pack_bmma_and"] == (BINARY, NHWC)
+    assert lib.conv_torch_conv2d_kernel(-1, ctypes.byref(dtype), ctypes.byref(layout)) is None
+
+
+NAMED = [
+    # (what, name, shape, dtype, layout, message)
+    ("unknown name", b"02_gpu_naive/nope", (1, 1, 1, 8, 8, 3), FP32, NCHW,
+     'no kernel is called "02_gpu_naive/nope"'),
+    ("other format", b"02_gpu_naive/block16x16", (1, 1, 1, 8, 8, 3), FP16, NHWC,
+     "02_gpu_naive/block16x16 runs fp32 in the nchw layout, not fp16 in nhwc"),
+    ("multichannel naive", b"04_shared_tiling/tile_in", (1, 2, 1, 8, 8, 3), FP32, NCHW,
+     "04_shared_tiling/tile_in: single-channel only"),
+]
+
+
+@pytest.mark.parametrize("what, name, shape, dtype, layout, message", NAMED,
+                         ids=[n[0] for n in NAMED])
+@needs_gpu
+def test_named_kernel_refused(lib, what, name, shape, dtype, layout, message):
+    status, err, _, _ = plan(lib, shape, dtype, layout, name=name)
+    assert status == UNSUPPORTED and message in err
+
+
+@needs_gpu
+def test_named_kernel_plan(lib):
+    status, err, kernel, scratch = plan(lib, (1, 1, 1, 64, 64, 3), name=b"04_shared_tiling/tile_in")
+    assert (status, kernel) == (OK, b"04_shared_tiling/tile_in") and scratch == 4
+
+
+@needs_gpu
 def test_layout_without_kernel(lib):
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU: torch.cuda.is_available() is False")
     status, err, _, _ = plan(lib, (1, 2, 3, 8, 8, 3), FP32, NHWC)
     assert status == UNSUPPORTED and "no fp32 kernel in the nhwc layout" in err

@@ -17,15 +17,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 F = torch.nn.functional
 
 import conv_lessons  # noqa: E402  (after the skip above)
-
-needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(),
-                               reason="no CUDA GPU: torch.cuda.is_available() is False")
-
-
-def capability():
-    major, minor = torch.cuda.get_device_capability()
-    return major * 10 + minor
-
+from _gpu import busy_side_stream, capability, needs_gpu  # noqa: E402
 
 # (dtype, precision, memory format, compute capability x 10 it needs)
 FORMATS = {
@@ -144,6 +136,36 @@ def test_random_shapes(fmt):
         assert_close_to_reference(y, x, wt, b, fmt)
 
 
+# Seed 000's naive and tiled kernels, and the fastest by name (single-channel fp32).
+NAMED_KERNELS = ["02_gpu_naive/block16x16", "02_gpu_naive/block32x8", "04_shared_tiling/tile_in",
+                 "04_shared_tiling/tile_out", "04_shared_tiling/tile_cached_halo",
+                 "05_register_tiling/strip_ring"]
+
+
+@needs_gpu
+@pytest.mark.parametrize("kernel", NAMED_KERNELS)
+@pytest.mark.parametrize("shape", SINGLE_CHANNEL, ids=shape_id)
+def test_named_kernel_matches_pytorch(shape, kernel):
+    x, w, b = inputs(shape, "fp32", bias=shape[3] % 2 == 1)
+    poison_next_output(x, shape[2])
+    y = conv_lessons.conv2d(x, w, b, kernel=kernel)
+    assert_close_to_reference(y, x, w, b, "fp32")
+
+
+@needs_gpu
+def test_opcheck_named_kernel():
+    x, w, b = inputs((1, 1, 1, 9, 11, 3), "fp32")
+    torch.library.opcheck(torch.ops.conv_lessons.conv2d.default,
+                          (x, w, b, None, "04_shared_tiling/tile_in"))
+
+
+@needs_gpu
+def test_named_kernel_that_does_not_take_the_shape():
+    x, w, _ = inputs((1, 2, 3, 8, 8, 3), "fp32")
+    with pytest.raises(NotImplementedError, match="02_gpu_naive/block16x16: single-channel only"):
+        conv_lessons.conv2d(x, w, kernel="02_gpu_naive/block16x16")
+
+
 @needs_gpu
 def test_fp32_picks_lesson_05_or_07():
     x, w, _ = inputs((2, 1, 1, 64, 64, 5), "fp32")
@@ -208,8 +230,6 @@ def test_compile_without_graph_break(shape, fmt):
 
 # ---- streams ----
 
-SLEEP_CYCLES = 50_000_000  # tens of milliseconds: long enough for a wrong order to show
-
 
 @needs_gpu
 @pytest.mark.parametrize("fmt", ["fp32", "fp16"])
@@ -220,10 +240,8 @@ def test_side_stream_with_queued_work(shape, fmt):
     read them unwritten."""
     skip_unless_gpu_runs(fmt)
     x, w, b = inputs(shape, fmt)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
+    side = busy_side_stream()
     with torch.cuda.stream(side):
-        torch.cuda._sleep(SLEEP_CYCLES)
         x2, w2 = x * 2, w * 0.5
         y = conv_lessons.conv2d(x2, w2, b, precision=FORMATS[fmt][1])
     torch.cuda.current_stream().wait_stream(side)
@@ -231,19 +249,20 @@ def test_side_stream_with_queued_work(shape, fmt):
 
 
 @needs_gpu
-def test_single_channel_filters_on_two_streams():
-    """Lesson 05 keeps the filter in constant memory: the second call's filter must not
-    reach the first call's kernel, still waiting behind a sleep on its own stream."""
+@pytest.mark.parametrize("kernels", [(None, None),
+                                     ("04_shared_tiling/tile_out", "04_shared_tiling/tile_in"),
+                                     ("04_shared_tiling/tile_cached_halo", None)])
+def test_single_channel_filters_on_two_streams(kernels):
+    """Lessons 04 and 05 keep the filter in constant memory: the second call's filter must
+    not reach the first call's kernel, still waiting behind a sleep on its own stream."""
     x, w1, b = inputs((1, 1, 1, 200, 300, 5), "fp32")
     w2 = -2 * w1
-    first, second = torch.cuda.Stream(), torch.cuda.Stream()
-    for s in (first, second):
-        s.wait_stream(torch.cuda.current_stream())
+    first, second = busy_side_stream(), torch.cuda.Stream()
+    second.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(first):
-        torch.cuda._sleep(SLEEP_CYCLES)
-        y1 = conv_lessons.conv2d(x, w1, b)
+        y1 = conv_lessons.conv2d(x, w1, b, kernel=kernels[0])
     with torch.cuda.stream(second):
-        y2 = conv_lessons.conv2d(x, w2, None)
+        y2 = conv_lessons.conv2d(x, w2, None, kernel=kernels[1])
     for s in (first, second):
         torch.cuda.current_stream().wait_stream(s)
     assert_close_to_reference(y1, x, w1, b, "fp32")
@@ -431,6 +450,33 @@ def test_backward_raises():
     y = conv_lessons.conv2d(x, w)
     with pytest.raises(NotImplementedError, match="forward only: .*torch.no_grad()"):
         y.sum().backward()
+
+
+# ---- kernel=, without a GPU ----
+
+def test_kernel_names():
+    names = conv_lessons.conv2d_kernels()
+    assert set(NAMED_KERNELS) | {"07_multichannel/implicit_gemm_async"} <= set(names)
+    assert "08_tensor_cores/mma_fp16" in conv_lessons.conv2d_kernels("fp16", "nhwc")
+
+
+BAD_KERNELS = [
+    # (what, kernel, dtype, exception, message)
+    ("unknown", "02_gpu_naive/nope", torch.float32, ValueError,
+     "kernel='02_gpu_naive/nope': one of .*02_gpu_naive/block16x16"),
+    ("other dtype", "02_gpu_naive/block16x16", torch.float16, ValueError,
+     "runs fp32 in the nchw layout; this call is fp16 in nhwc"),
+    ("not a string", 3, torch.float32, TypeError, "kernel=3: give a kernel's name"),
+]
+
+
+@pytest.mark.parametrize("what, kernel, dtype, exception, message", BAD_KERNELS,
+                         ids=[k[0] for k in BAD_KERNELS])
+def test_bad_kernel(what, kernel, dtype, exception, message):
+    memory_format = torch.channels_last if dtype == torch.float16 else torch.contiguous_format
+    x, w = (meta(t, memory_format) for t in cpu_inputs(cin=1, cout=1, dtype=dtype))
+    with pytest.raises(exception, match=message):
+        conv_lessons.conv2d(x, w, kernel=kernel)
 
 
 def test_meta_tensors_give_the_shape():
