@@ -57,6 +57,7 @@ def library():
     return lib
 
 
+# [page: call]
 def _call(op, function, *args):
     """function(*args, err, err_size), its status raised as op's exception."""
     err = ctypes.create_string_buffer(_ERROR_SIZE)
@@ -64,6 +65,7 @@ def _call(op, function, *args):
     if status != 0:
         raise _EXCEPTIONS.get(status, RuntimeError)(
             f"conv_lessons.{op}: " + err.value.decode(errors="replace"))
+# [/page: call]
 
 
 def _plan(op, function, *args):

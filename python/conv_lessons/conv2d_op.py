@@ -43,6 +43,7 @@ def new_output(x, weight, f):
                        memory_format=f.memory_format)
 
 
+# [page: launch]
 def launch(op, x, weight, bias, scale, f, kernel):
     """y = the convolution in format f on the current stream (scale: binary's alpha)."""
     y = new_output(x, weight, f)
@@ -61,12 +62,14 @@ def launch(op, x, weight, bias, scale, f, kernel):
                         0 if scale is None else scale.data_ptr(), y.data_ptr(),
                         scratch.data_ptr(), scratch_bytes, shape, f.dtype, f.layout)
     return y
+# [/page: launch]
 
 
 # needs_exact_strides: torch.compile hands the op its inputs in the memory format they
 # had when traced, the one the kernels read. The schema calls the kernel's name
 # kernel_name: inductor passes an op's arguments on by name to a function whose own
 # first parameter is `kernel` (FallbackKernel.create), and one of that name collides.
+# [page: custom_op]
 @torch.library.custom_op("conv_lessons::conv2d", mutates_args=(),
                          tags=(torch.Tag.needs_exact_strides,))
 def _conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
@@ -90,6 +93,7 @@ def no_backward(op, alternative):
 
 
 _conv2d.register_autograd(no_backward("conv2d", "torch.nn.functional.conv2d"))
+# [/page: custom_op]
 
 
 def conv2d(x, weight, bias=None, stride=1, padding="same", dilation=1, groups=1, *,

@@ -39,6 +39,7 @@ int conv_torch_conv2d_plan(int device, const char *name, int n, int cin, int cou
                            int ksize, int dtype, int layout, const char **kernel,
                            size_t *scratch_bytes, char *err, size_t err_size);
 
+/* [page: abi] */
 /* output = conv2d(input, weights) + bias (times scale for binary), enqueued on stream (a
  * cudaStream_t; NULL is the legacy default stream). output must be 16-byte aligned, as
  * cudaMalloc's and PyTorch's allocations are; scratch holds at least the plan's
@@ -47,6 +48,7 @@ int conv_torch_conv2d(int device, void *stream, const char *name, const void *in
                       const void *weights, const float *bias, const float *scale, void *output,
                       void *scratch, size_t scratch_bytes, int n, int cin, int cout, int h, int w,
                       int ksize, int dtype, int layout, char *err, size_t err_size);
+/* [/page: abi] */
 
 /* The i-th kernel's name, its dtype and layout codes; NULL past the last (no GPU
  * needed). */
