@@ -7,8 +7,9 @@
 #           this GPU at load, so the T4's and the A100's code paths run here) and runs
 #           the GPU tests on each, the emulation tests left out (their expectations are
 #           the normal build's)
-#   python  the PyTorch package (python/) installed into this machine's Python and its
-#           tests, GPU ones included (pytest python/tests)
+#   python  the PyTorch package (python/) installed into this machine's Python, its
+#           tests, GPU ones included (pytest python/tests), and its benchmarks
+#           (python/bench: a call's cost above its kernel, seeds 000 and 004)
 #   bench   the full benchmark sweep (scripts/bench.sh --full); LESSONS="0[1-4]_*"
 #           limits it to some lessons, for machines that cap one command's time
 #   extras  PyTorch's rows (scripts/pytorch_rows.py, and scripts/pytorch_covariance.py
@@ -21,10 +22,11 @@
 #           sweep (exchange_sweep), and a layer larger than one GPU's memory
 #           (big_layer, 107 GB over every GPU); one line on one GPU
 # No stage: all six, starting the sweep's CSVs afresh (bench.csv, multi.csv, and lesson
-# 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots
-# (one archive) go to $OUT when it is set (the device tool's folder), else to
-# build/gpu-check. Commit the CSV as results/<gpu>/bench.csv. A copy of the tree
-# without .git needs the .commit file scripts/stamp-commit.sh writes.
+# 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots go to $OUT when it is
+# set (the device tool's folder), else to build/gpu-check; in $OUT, as summary.txt and
+# one archive, gpu-check.tgz, since the tool brings back 8 files at most. Commit the
+# CSV as results/<gpu>/bench.csv. A copy of the tree without .git needs the .commit
+# file scripts/stamp-commit.sh writes.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/build/gpu-check}
@@ -101,7 +103,12 @@ for stage in "${stages[@]}"; do
     python)
         step python-install python3 -m pip install --no-build-isolation --no-deps "$root/python"
         step python-test python3 -m pytest "$root/python/tests" -v -rs
-        tail -n 3 "$out/python-test.log" | tee -a "$summary" ;;
+        tail -n 3 "$out/python-test.log" | tee -a "$summary"
+        # What a call costs above its kernel, and the seeds' problems from PyTorch.
+        for bench in overhead seed000 seed004_unet; do
+            step "python-$bench" python3 "$root/python/bench/$bench.py" --csv "$out/$bench.csv"
+            cat "$out/python-$bench.log" >>"$summary"
+        done ;;
     bench)
         step "bench${LESSONS:+-part}" "$root/scripts/bench.sh" --full "$root/build" "$work"
         grep -hE "^(==|skipped)|FAIL|warning" "$out"/bench*.log | tail -n 80 >>"$summary" ;;
@@ -154,4 +161,9 @@ cp "$csv" "$out/bench.csv" 2>/dev/null
 cp "$multi_csv" "$out/multi.csv" 2>/dev/null
 cp "$work/frames.csv" "$work/11_sweep.csv" "$out/" 2>/dev/null
 echo "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)" | tee -a "$summary"
+if [ -n "${OUT:-}" ]; then
+    tar -czf "$work/gpu-check.tgz" -C "$out" --exclude=summary.txt . &&
+        find "$out" -mindepth 1 ! -name summary.txt -delete &&
+        mv "$work/gpu-check.tgz" "$out/"
+fi
 exit $status
