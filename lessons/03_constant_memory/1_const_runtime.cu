@@ -7,6 +7,7 @@
 #include "kernels.h"
 
 /* Lesson 02's kernel with the filter read from constant memory. */
+/* [page: conv2d_const] */
 __global__ void __launch_bounds__(BLOCK_THREADS)
     conv2d_const(const float *in, const float *bias, float *out, int h, int w, int ksize,
                  int first_row)
@@ -30,6 +31,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     }
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
+/* [/page: conv2d_const] */
 
 extern "C" void setup_const_runtime(const struct conv_args *a)
 {

@@ -11,6 +11,7 @@
  * so both loops unroll, the loop counters disappear, each filter tap and each
  * neighbour in a row is an immediate offset, and a row's loads can all be in
  * flight before its first FMA. */
+/* [page: conv2d_const_unrolled] */
 template <int R>
 __global__ void __launch_bounds__(BLOCK_THREADS)
     conv2d_const_unrolled(const float *in, const float *bias, float *out, int h, int w,
@@ -37,6 +38,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     }
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
+/* [/page: conv2d_const_unrolled] */
 
 struct const_unrolled {
     template <int R> static void launch(const struct conv_args *a)

@@ -16,11 +16,14 @@
 /* 31 x 31 floats = 3844 bytes of the 64 KB constant bank, whatever ksize is. A
  * __constant__ array belongs to the .cu file that defines it (the kernels are not
  * relocatable device code), so each step file has its own copy, and its setup fills it. */
+/* [page: filter_const] */
 static __constant__ float filter_const[MAX_KSIZE * MAX_KSIZE];
+/* [/page: filter_const] */
 
 typedef void (*const_kernel)(const float *in, const float *bias, float *out, int h, int w,
                              int ksize, int first_row);
 
+/* [page: copy_filter] */
 /* The device-resident weights into this file's filter_const. */
 static void copy_filter_to_constant(const struct conv_args *a)
 {
@@ -28,6 +31,7 @@ static void copy_filter_to_constant(const struct conv_args *a)
     CUDA_CHECK(
         cudaMemcpyToSymbol(filter_const, weights_f32(a), bytes, 0, cudaMemcpyDeviceToDevice));
 }
+/* [/page: copy_filter] */
 
 /* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(const_kernel kernel, const struct conv_args *a)
