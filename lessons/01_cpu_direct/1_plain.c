@@ -6,6 +6,7 @@
 
 #include "kernels.h"
 
+/* [page: plain] */
 void conv_plain(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
@@ -32,3 +33,4 @@ void conv_plain(const struct conv_args *a)
                     output_f32(a)[(((size_t)n * s->cout + k) * s->h + y) * s->w + x] = sum;
                 }
 }
+/* [/page: plain] */

@@ -11,11 +11,13 @@
  * target without an FMA instruction (x86-64's baseline, which the portable build
  * uses) fmaf is a call into the C library per element, and the loop no longer
  * vectorises. The build lets gcc fuse the multiply and add where the CPU can. */
+/* [page: add_scaled_row] */
 static void add_scaled_row(float *restrict dst, const float *restrict src, float weight, int len)
 {
     for (int t = 0; t < len; t++)
         dst[t] += weight * src[t];
 }
+/* [/page: add_scaled_row] */
 
 static int max_int(int p, int q)
 {
@@ -27,6 +29,7 @@ static int min_int(int p, int q)
     return p < q ? p : q;
 }
 
+/* [page: conv_rows] */
 void conv_rows(const struct conv_args *a, int n, int k, int y0, int y1)
 {
     const struct conv_shape *s = &a->shape;
@@ -63,6 +66,7 @@ void conv_rows(const struct conv_args *a, int n, int k, int y0, int y1)
         }
     }
 }
+/* [/page: conv_rows] */
 
 void conv_reordered(const struct conv_args *a)
 {
