@@ -9,6 +9,8 @@ Writes: into --out (default docs/img), named after a slug of the GPU name found 
           <slug>_<lesson>_time.png          median time per variant and problem
           <slug>_<lesson>_roofline_pct.png  % of the roofline per variant and problem
           <slug>_<lesson>_vs_cudnn.png      speed-up over cuDNN
+          <slug>_<lesson>_roofline.png      the lesson's kernels under the roofline, each
+                                            labelled, at the problem most of them ran
           <slug>_single_channel.png         the best kernel of lessons 02-06 vs cuDNN
           <slug>_roofline_model.png         every PASS GPU row under the roofline
           <slug>_unet.png                   the U-Net layers: lesson 07 vs cuDNN vs CPU
@@ -560,6 +562,63 @@ def chart_roofline_model(gpu, rows, roof):
     return fig
 
 
+LABEL_GAP = 0.045  # labels of one roofline column: at least this far apart, in axes height
+LABEL_SPAN = 25  # and the x range they need, as a factor of the column's intensity
+
+
+def spread_labels(ax, ys):
+    """y positions (data units, log axis) for labels of points at ys, in the points'
+    order, at least LABEL_GAP apart, the stack centred where the points are."""
+    bottom, top = (math.log10(v) for v in ax.get_ylim())
+    gap = LABEL_GAP * (top - bottom)
+    order = sorted(range(len(ys)), key=lambda k: ys[k])
+    logs, last = [], -math.inf
+    for i in order:
+        last = max(math.log10(ys[i]), last + gap)
+        logs.append(last)
+    shift = sum(logs) / len(logs) - sum(math.log10(y) for y in ys) / len(ys)
+    shift = min(shift, logs[0] - bottom - gap / 2)  # the lowest label inside the axes
+    placed = {i: 10 ** (v - shift) for i, v in zip(order, logs)}
+    return [placed[i] for i in range(len(ys))]
+
+
+def chart_lesson_roofline(lesson, rows, roof):
+    """The lesson's float32 NCHW GPU kernels and cuDNN at one problem under the roof,
+    each point labelled with its variant: the problem most of them ran, the first such
+    in the course's order. One problem has one arithmetic intensity, so the points
+    stand in a column: how far each is below the roof is what the lesson bought."""
+    points = [r for r in rows if is_gpu_row(r) and r["status"] == "PASS"
+              and positive(r["gflops"], r["gbps"])]
+    if roof is None or all(r["variant"] == CUDNN for r in points):
+        return None
+    ran = {p: len({r["variant"] for r in points if r["problem"] == p})
+           for p in problem_order(points)}
+    problem = max(ran, key=ran.get)
+    chosen = [r for r in points if r["problem"] == problem]
+    fig, ax = plt.subplots(figsize=(9, 6))
+    use_log_scale(ax, "x")
+    use_log_scale(ax, "y")
+    intensity = chosen[0]["gflops"] / chosen[0]["gbps"]
+    ys = [r["gflops"] for r in chosen]
+    # Room below the points for a column of labels, and to their right, under the roof
+    # (LABEL_SPAN: from the points to past the labels' end, on the log axis).
+    ax.set_ylim(min(ys) / LOG_PADDING ** 2, max(ys + [roof.peak]) * LOG_PADDING)
+    draw_roof(ax, roof, [intensity, intensity * LABEL_SPAN])
+    for i, (r, label_y) in enumerate(zip(chosen, spread_labels(ax, ys))):
+        colour = CUDNN_COLOUR if r["variant"] == CUDNN else variant_colour(i, r["variant"])
+        ax.scatter(intensity, r["gflops"], s=45, color=colour, edgecolors="black",
+                   linewidths=0.4, zorder=3)
+        ax.annotate(f"{r['variant']}  {r['roofline_pct']:.0f} %", (intensity, r["gflops"]),
+                    xytext=(intensity * 3, label_y), fontsize="small", va="center",
+                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.5})
+    ax.set_xlabel("arithmetic intensity (FLOP / byte of minimum traffic)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"{lesson} on {problem}: each kernel under the roofline (% of it)\n"
+                 f"{lesson_devices(chosen)}")
+    ax.grid(which="major", alpha=0.3)
+    return fig
+
+
 def shape_of(row):
     return (row["n"], row["cin"], row["cout"], row["h"], row["w"], row["ksize"])
 
@@ -674,6 +733,11 @@ def machine_charts(gpu, rows):
             charts.append((f"{name}_{suffix}.png",
                            lambda c=chart, n=lesson, r=lesson_rows: c(n, r), "",
                            {"lesson": [lesson]}))
+        # Its roof comes from every GPU row of the file, as the roofline model's.
+        lesson_base = [r for r in base if r["lesson"] == lesson]
+        charts.append((f"{name}_roofline.png",
+                       lambda n=lesson, r=lesson_base: chart_lesson_roofline(n, r, roof), "",
+                       {}))
     # The roof comes from every GPU row of the file: a chart drawing it reads them all.
     charts.append((f"{slug}_single_channel.png",
                    lambda: chart_single_channel(gpu, base, roof), "", {}))

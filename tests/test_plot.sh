@@ -20,21 +20,25 @@ ${slug}_01_cpu_direct_time.png
 ${slug}_02_gpu_naive_time.png
 ${slug}_02_gpu_naive_roofline_pct.png
 ${slug}_02_gpu_naive_vs_cudnn.png
+${slug}_02_gpu_naive_roofline.png
 ${slug}_04_shared_tiling_time.png
 ${slug}_04_shared_tiling_roofline_pct.png
 ${slug}_04_shared_tiling_vs_cudnn.png
+${slug}_04_shared_tiling_roofline.png
 ${slug}_05_register_tiling_time.png
 ${slug}_05_register_tiling_roofline_pct.png
 ${slug}_05_register_tiling_vs_cudnn.png
+${slug}_05_register_tiling_roofline.png
 ${slug}_07_multichannel_time.png
 ${slug}_07_multichannel_roofline_pct.png
 ${slug}_07_multichannel_vs_cudnn.png
+${slug}_07_multichannel_roofline.png
 ${slug}_single_channel.png
 ${slug}_roofline_model.png
 ${slug}_unet.png"
 
 # The sample: every expected chart, nothing more (lesson 01 runs on the CPU: no roofline,
-# no cuDNN ratio, so those two charts are skipped), no temporary file left behind.
+# no cuDNN ratio, so those three charts are skipped), no temporary file left behind.
 out=$work/out
 run_plot "$sample" --out "$out"
 [ "$rc" -eq 0 ] || fail "plot.py exited $rc on $sample: $(cat "$work/stderr")"
