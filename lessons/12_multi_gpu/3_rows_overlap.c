@@ -115,8 +115,9 @@ void run_rows_overlap(const struct conv_args *a)
 {
     struct split *s = &the_split;
     split_fence_in(s, a->stream);
-    /* The interiors first: they read no halo, and start while the host is still
-     * issuing the exchange. Their edge rows come out wrong and are redone. */
+    /* The interiors first, each one launch over the whole slab: they start while the
+     * host still issues the exchange. Their edge rows read halo rows that may still be
+     * arriving, and are redone below. */
     for (int i = 0; i < s->gpus; i++) {
         const struct slab *p = &s->slab[i];
         CUDA_CHECK(cudaSetDevice(p->device));
