@@ -24,8 +24,10 @@
 #include "draw.h"
 #include "escape.h"
 #include "gpu_info.h"
+#include "gpu_needs.h"
 #include "int_flags.h"
 #include "layer_values.h"
+#include "lessons/08_tensor_cores/kernels.h"
 #include "rng.h"
 #include "several_gpus.h"
 #include "steps.h"
@@ -269,12 +271,13 @@ int main(int argc, char **argv)
     const int found = several_gpus("big_layer", (int)flags[0].value, &gpus);
     if (found)
         return found;
+    /* What lesson 12's variants need (its main.c): lesson 08's mma.sync. */
+    const struct gpu_needs needs = {.cc = 80, .smem_bytes = mma_smem_bytes};
     struct gpu_info info;
     gpu_query(0, &info);
-    if (info.cc_major < 8) {
-        fprintf(stderr, "skipped: big_layer runs lesson 08's mma.sync, which needs compute "
-                        "capability 8.0; %s is %d.%d\n",
-                info.name, info.cc_major, info.cc_minor);
+    char why[256];
+    if (gpu_needs_unmet(&needs, &info, &shape, why, sizeof why)) {
+        fprintf(stderr, "skipped: big_layer runs lesson 08's mma.sync, which %s\n", why);
         return EXIT_SKIP;
     }
     if (!fits(&shape, gpus))
