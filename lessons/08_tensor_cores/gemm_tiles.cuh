@@ -19,9 +19,16 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "conv_problem.h"
 #include "cp_async.cuh"
 #include "mma_ops.cuh"
+
+/* The raw bits of an element (fp16, bf16: 16; fp32: 32), for loads that never look at
+ * values. */
+template <typename Elem>
+using raw_bits = typename std::conditional<sizeof(Elem) == 2, uint16_t, uint32_t>::type;
 
 /* Where chunk `chunk` of tile row `row` lives, in chunks from the tile's start.
  * SWIZZLE: the chunk index is XORed with bits of the row so that the 8 rows an

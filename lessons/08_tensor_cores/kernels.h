@@ -13,11 +13,16 @@
 extern "C" {
 #endif
 
-/* The WMMA API on fp16: 16x16x16 fragments, one tile at a time (1_wmma.cu). */
+/* Step 1: the WMMA API on fp16, 16x16x16 fragments, one tile at a time (1_wmma.cu). */
 void launch_conv2d_wmma_fp16(const struct conv_args *a);
 
-/* mma.sync with ldmatrix from swizzled tiles and a cp.async ring (2_mma.cu), on
- * fp16, bf16, fp32 in TF32, and fp32 in 3xTF32; their shared memory per block. */
+/* Step 2: mma.sync with 64 x 64 warp tiles, fragments read word by word (2_mma_sync.cu).
+ * Step 3: + ldmatrix from swizzled tiles (3_ldmatrix.cu). */
+void launch_conv2d_mma_fp16_tiles(const struct conv_args *a);
+void launch_conv2d_mma_fp16_ldmatrix(const struct conv_args *a);
+
+/* Step 4: + a cp.async ring (4_cp_async_ring.cu), on fp16, bf16, fp32 in TF32, and fp32
+ * in 3xTF32; their shared memory per block. */
 size_t mma_smem_bytes(const struct conv_shape *s);
 size_t mma_3xtf32_smem_bytes(const struct conv_shape *s);
 void launch_conv2d_mma_fp16(const struct conv_args *a);
@@ -25,12 +30,18 @@ void launch_conv2d_mma_bf16(const struct conv_args *a);
 void launch_conv2d_mma_tf32(const struct conv_args *a);
 void launch_conv2d_3xtf32(const struct conv_args *a);
 
-/* Hopper's warpgroup MMA from shared-memory descriptors, fed by TMA loads in a
- * warp-specialised pipeline (3_wgmma.cu); it runs on a 9.0 GPU where the build has
- * sm_90a code: wgmma_code_cc() is 90 then, else 0. */
+/* Hopper's warpgroup MMA, which runs on a 9.0 GPU where the build has sm_90a code:
+ * wgmma_code_cc() is 90 then, else 0. Step 5: wgmma fed by a cp.async ring (5_wgmma.cu);
+ * step 6: by TMA loads and mbarriers (6_tma.cu); step 7: + warp specialisation
+ * (7_warp_specialised.cu); step 8: + 128 x 256 tiles, on fp16, bf16 and TF32
+ * (8_wide_tile.cu). */
 int wgmma_code_cc(void);
+void launch_conv2d_wgmma_fp16_cp_async(const struct conv_args *a);
+void launch_conv2d_wgmma_fp16_tma(const struct conv_args *a);
+void launch_conv2d_wgmma_fp16_ws(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
+void launch_conv2d_wgmma_tf32(const struct conv_args *a);
 
 /* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch
  * package, lesson 12): its TMA path needs whole 16-byte rows of channels (8 fp16 or

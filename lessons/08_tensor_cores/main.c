@@ -1,11 +1,11 @@
-/* Lesson 08: the U-Net layers of lesson 07 on tensor cores. The layer is the same
- * implicit GEMM (M = N*H*W pixels, N = K channels, K = C*R*S), now in NHWC so that
- * a GEMM row's k runs along memory, and multiplied by the tensor cores: 16x8x16
- * (fp16, bf16) or 16x8x8 (TF32) tiles per warp instruction. Each variant adds one
- * idea: the WMMA API; mma.sync fed by ldmatrix from swizzled tiles through a
- * cp.async ring, in fp16 and bf16; the same on fp32 data in TF32, which is what
- * PyTorch runs by default; and 3xTF32, fp32 accuracy from three TF32 products.
- * Each runs beside cuDNN at its own precision and layout.
+/* Lesson 08: the U-Net layers of lesson 07 on tensor cores, as a ladder of steps, one
+ * idea each. The layer is the same implicit GEMM (M = N*H*W pixels, N = K channels, K =
+ * C*R*S), now in NHWC so that a GEMM row's k runs along memory, multiplied by the
+ * tensor cores. Steps 1-4 use the warp-level instructions every GPU since the A100 has
+ * (mma.sync); steps 5-8 Hopper's warpgroup MMA (wgmma) and its copy engine (TMA). The
+ * last step of each kind runs at every precision it supports: fp16, bf16, fp32 data in
+ * TF32 (what PyTorch runs by default), and 3xTF32 (fp32 accuracy from three TF32
+ * products). Each runs beside cuDNN at its own precision and layout.
  *
  *   build/bin/08_tensor_cores --preset unet-512x512
  *   build/bin/08_tensor_cores --preset unet-64x64 --variant mma_fp16
@@ -16,50 +16,94 @@
 
 /* mma.sync's m16n8k16 (fp16, bf16) and m16n8k8 (TF32) and cp.async need sm_80; wgmma
  * is sm_90a code, which runs on a 9.0 GPU alone. */
+#define NEEDS_MMA(smem)                                                                            \
+    {                                                                                              \
+        .cc = 80, .smem_bytes = smem                                                               \
+    }
+#define NEEDS_WGMMA                                                                                \
+    {                                                                                              \
+        .cc = 90, .arch_specific = true, .code_cc = wgmma_code_cc                                  \
+    }
 static const struct conv_variant variants[] = {
     {.name = "wmma_fp16",
-     .what = "WMMA 16x16x16 fragments, 64x64 block tiles, one unswizzled tile at a time",
+     .what = "1: the WMMA API, 16x16x16 fragments, 32x32 warp tiles, one unswizzled tile at a "
+             "time",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
      .run = launch_conv2d_wmma_fp16},
-    {.name = "mma_fp16",
-     .what = "mma.sync m16n8k16, ldmatrix from swizzled tiles, 4-stage cp.async ring, 64x32 "
-             "warp tiles",
+    {.name = "mma_fp16_tiles",
+     .what = "2: mma.sync m16n8k16 with 64x64 warp tiles, fragments read word by word",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
-     .needs = {.cc = 80, .smem_bytes = mma_smem_bytes},
+     .needs = NEEDS_MMA(NULL),
+     .run = launch_conv2d_mma_fp16_tiles},
+    {.name = "mma_fp16_ldmatrix",
+     .what = "3: + fragments by ldmatrix from XOR-swizzled tiles",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_MMA(NULL),
+     .run = launch_conv2d_mma_fp16_ldmatrix},
+    {.name = "mma_fp16",
+     .what = "4: + a 4-stage cp.async ring",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_MMA(mma_smem_bytes),
      .run = launch_conv2d_mma_fp16},
     {.name = "mma_bf16",
-     .what = "the same kernel on bf16 (fp32's exponent range, 7 stored mantissa bits)",
+     .what = "4 on bf16 (fp32's exponent range, 7 stored mantissa bits)",
      .dtype = DTYPE_BF16,
      .layout = LAYOUT_NHWC,
-     .needs = {.cc = 80, .smem_bytes = mma_smem_bytes},
+     .needs = NEEDS_MMA(mma_smem_bytes),
      .run = launch_conv2d_mma_bf16},
     {.name = "mma_tf32",
-     .what = "the same kernel on fp32 data, m16n8k8 in TF32 (PyTorch's default)",
+     .what = "4 on fp32 data, m16n8k8 in TF32 (PyTorch's default)",
      .dtype = DTYPE_TF32,
      .layout = LAYOUT_NHWC,
-     .needs = {.cc = 80, .smem_bytes = mma_smem_bytes},
+     .needs = NEEDS_MMA(mma_smem_bytes),
      .run = launch_conv2d_mma_tf32},
-    {.name = "wgmma_fp16",
-     .what = "Hopper's wgmma, warp-specialised: a TMA producer, 2 consumer warpgroups, "
-             "128x256 tiles (128x128 below 256 output channels)",
-     .dtype = DTYPE_FP16,
-     .layout = LAYOUT_NHWC,
-     .needs = {.cc = 90, .arch_specific = true, .code_cc = wgmma_code_cc},
-     .run = launch_conv2d_wgmma_fp16},
-    {.name = "wgmma_bf16",
-     .what = "the same on bf16",
-     .dtype = DTYPE_BF16,
-     .layout = LAYOUT_NHWC,
-     .needs = {.cc = 90, .arch_specific = true, .code_cc = wgmma_code_cc},
-     .run = launch_conv2d_wgmma_bf16},
     {.name = "3xtf32",
-     .what = "fp32 accuracy on tensor cores: operands split big + small, three TF32 mma",
+     .what = "4 at fp32 accuracy: operands split big + small, three TF32 mma",
      .dtype = DTYPE_3XTF32,
      .layout = LAYOUT_NHWC,
-     .needs = {.cc = 80, .smem_bytes = mma_3xtf32_smem_bytes},
+     .needs = NEEDS_MMA(mma_3xtf32_smem_bytes),
      .run = launch_conv2d_3xtf32},
+    {.name = "wgmma_fp16_cp_async",
+     .what = "5: Hopper's wgmma from shared memory, 2 warpgroups, fed by a cp.async ring",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_fp16_cp_async},
+    {.name = "wgmma_fp16_tma",
+     .what = "6: + TMA boxes and mbarriers, one thread loading, a barrier per step",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_fp16_tma},
+    {.name = "wgmma_fp16_ws",
+     .what = "7: + warp specialisation: a producer warpgroup, full and empty mbarriers, "
+             "setmaxnreg",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_fp16_ws},
+    {.name = "wgmma_fp16",
+     .what = "8: + 128x256 tiles from 256 output channels on",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_fp16},
+    {.name = "wgmma_bf16",
+     .what = "8 on bf16",
+     .dtype = DTYPE_BF16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_bf16},
+    {.name = "wgmma_tf32",
+     .what = "8 on fp32 data, wgmma.m64nNk8 in TF32",
+     .dtype = DTYPE_TF32,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_tf32},
 };
 
 /* The library's rows in NCHW too: what a framework using NCHW tensors gets, and
@@ -83,7 +127,7 @@ int main(int argc, char **argv)
 {
     const struct lesson lesson = {
         .name = "08_tensor_cores",
-        .title = "convolution on tensor cores: WMMA, mma.sync, TF32 and 3xTF32",
+        .title = "convolution on tensor cores, step by step: WMMA, mma.sync, wgmma and TMA",
         .default_preset = "unet-512x512",
         .min_compute_capability = 75,
         .op = conv_op(&conv),

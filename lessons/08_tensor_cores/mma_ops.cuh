@@ -92,18 +92,54 @@ static __device__ __forceinline__ void store_pair(float *p, float v0, float v1, 
         *p = v0;
 }
 
+template <int MT, int NT> static __device__ __forceinline__ void zero(float (&x)[MT][NT][4])
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                x[i][j][e] = 0.0f;
+}
+
+/* sum += part with fp32 adds, rounded to nearest: off the tensor cores. */
+template <int MT, int NT>
+static __device__ __forceinline__ void add_to(float (&sum)[MT][NT][4],
+                                              const float (&part)[MT][NT][4])
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                sum[i][j][e] += part[i][j][e];
+}
+
 /* A storage type multiplied by one mma per product: its element (also the output's
- * type) and its instruction. */
+ * type), its instruction, and a warp's accumulators for MT x NT mma tiles. A kernel
+ * calls begin_stage() before the k-steps of a stage in shared memory, multiply() per
+ * k-step, end_stage() after them, and finish() before it reads sum. */
 template <typename Elem, typename Mma> struct one_mma {
-    static constexpr bool SPLIT_ACCUMULATORS = false;
     typedef Elem elem;
     typedef Elem out;
-    template <int MT, int NT>
-    static __device__ __forceinline__ void multiply(float (&acc)[MT][NT][4], uint32_t (&a)[MT][4],
-                                                    uint32_t (&b)[NT][2])
-    {
-        multiply_fragments<Mma>(acc, a, b);
-    }
+    template <int MT, int NT> struct accumulators {
+        float sum[MT][NT][4] = {};
+        __device__ __forceinline__ void begin_stage()
+        {
+        }
+        __device__ __forceinline__ void multiply(uint32_t (&a)[MT][4], uint32_t (&b)[NT][2])
+        {
+            multiply_fragments<Mma>(sum, a, b);
+        }
+        __device__ __forceinline__ void end_stage()
+        {
+        }
+        __device__ __forceinline__ void finish()
+        {
+        }
+    };
 };
 
 typedef one_mma<__half, mma_f16_m16n8k16> mma_fp16;
@@ -153,27 +189,40 @@ static __device__ __forceinline__ void split_tf32(uint32_t (&x)[N], uint32_t (&s
  * into `tile`, which starts from zero (small, so its truncation is small), and the
  * kernel adds it to the running sum with an ordinary rounded fp32 add; the small
  * products, 2^-11 of the big ones, accumulate in `small` over all K, where their drift
- * is negligible. */
+ * is negligible. The stage is the tile: each begin_stage() starts `tile` from zero. */
 struct mma_3xtf32 {
-    static constexpr bool SPLIT_ACCUMULATORS = true;
     typedef float elem;
     typedef float out;
-    template <int MT, int NT>
-    static __device__ __forceinline__ void multiply(float (&tile)[MT][NT][4],
-                                                    float (&small)[MT][NT][4], uint32_t (&a)[MT][4],
-                                                    uint32_t (&b)[NT][2])
-    {
-        uint32_t a_small[MT][4], b_small[NT][2];
+    template <int MT, int NT> struct accumulators {
+        float sum[MT][NT][4] = {};
+        float tile[MT][NT][4];       /* this stage's big products */
+        float small[MT][NT][4] = {}; /* every small product */
+        __device__ __forceinline__ void begin_stage()
+        {
+            zero(tile);
+        }
+        __device__ __forceinline__ void multiply(uint32_t (&a)[MT][4], uint32_t (&b)[NT][2])
+        {
+            uint32_t a_small[MT][4], b_small[NT][2];
 #pragma unroll
-        for (int i = 0; i < MT; i++)
-            split_tf32(a[i], a_small[i]);
+            for (int i = 0; i < MT; i++)
+                split_tf32(a[i], a_small[i]);
 #pragma unroll
-        for (int j = 0; j < NT; j++)
-            split_tf32(b[j], b_small[j]);
-        multiply_fragments<mma_tf32_m16n8k8>(small, a_small, b);
-        multiply_fragments<mma_tf32_m16n8k8>(small, a, b_small);
-        multiply_fragments<mma_tf32_m16n8k8>(tile, a, b);
-    }
+            for (int j = 0; j < NT; j++)
+                split_tf32(b[j], b_small[j]);
+            multiply_fragments<mma_tf32_m16n8k8>(small, a_small, b);
+            multiply_fragments<mma_tf32_m16n8k8>(small, a, b_small);
+            multiply_fragments<mma_tf32_m16n8k8>(tile, a, b);
+        }
+        __device__ __forceinline__ void end_stage()
+        {
+            add_to(sum, tile);
+        }
+        __device__ __forceinline__ void finish()
+        {
+            add_to(sum, small);
+        }
+    };
 };
 
 #endif

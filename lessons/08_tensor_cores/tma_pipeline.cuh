@@ -1,5 +1,5 @@
 /* Hopper's asynchronous pipeline, one short wrapper per instruction, for the
- * warp-specialised kernel of 3_wgmma.cu (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
+ * TMA kernels of lesson 08's steps 6 to 8 (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
  * CUDA driver API: "Tensor Map Object Management").
  *
  *   tensor map  128 bytes the host encodes once per launch: a global tensor's base
@@ -15,8 +15,8 @@
  *               by arrive.expect_tx have landed (the TMA unit counts them down); then
  *               the phase bit flips and waiters on that phase's parity go on.
  *
- * The device wrappers exist on sm_90 and newer; 3_wgmma.cu builds its TMA kernel for
- * sm_90a only and never launches it elsewhere. For the kernels (.cu) only. */
+ * The device wrappers exist on sm_90 and newer; the TMA kernels are built for sm_90a
+ * only and never launched elsewhere. For the kernels (.cu) only. */
 #ifndef TMA_PIPELINE_CUH
 #define TMA_PIPELINE_CUH
 
@@ -35,8 +35,8 @@
 
 /* Where a walk through a ring of STAGES buffers stands: step t of the walk uses stage
  * t % STAGES in round t / STAGES, and `phase` is that round's parity, the one its
- * mbarriers complete with (it flips each time the ring wraps). The producer and the
- * consumers of 3_wgmma.cu's kernel each keep one and advance it once per step. */
+ * mbarriers complete with (it flips each time the ring wraps). Whoever loads a ring and
+ * whoever reads it each keep one and advance it once per step. */
 template <int STAGES> struct ring_position {
     int stage = 0;
     int phase = 0;
@@ -181,12 +181,13 @@ static tensor_map_encoder find_tensor_map_encoder(void)
     return encode;
 }
 
-/* A tensor map over `rank` dimensions of 2-byte elements at base: dims innermost first,
+/* A tensor map over `rank` dimensions of `type` elements at base: dims innermost first,
  * strides in bytes of dimensions 1.., box in elements. Out-of-bounds elements read as
  * zero, and the box lands in the 128-byte swizzle that wgmma's descriptors read. */
-static void encode_tensor_map(CUtensorMap *map, CUtensorMapDataType type, int rank,
-                              const void *base, const cuuint64_t *dims, const cuuint64_t *strides,
-                              const cuuint32_t *box, const char *what)
+static inline void encode_tensor_map(CUtensorMap *map, CUtensorMapDataType type, int rank,
+                                     const void *base, const cuuint64_t *dims,
+                                     const cuuint64_t *strides, const cuuint32_t *box,
+                                     const char *what)
 {
     const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
     const CUresult result = find_tensor_map_encoder()(

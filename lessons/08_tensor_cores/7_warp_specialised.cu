@@ -1,0 +1,138 @@
+/* Lesson 08, step 7, variant "wgmma_fp16_ws": step 6 with warp specialisation. The
+ * block gets a third warpgroup, the producer, whose one thread does nothing but issue
+ * the TMA loads; the two consumer warpgroups do nothing but multiply. No __syncthreads
+ * in the loop: each side waits only for the mbarrier the other side signals.
+ *   - Two mbarriers per stage: `full` completes when the stage's bytes have landed (the
+ *     producer's arrival and the TMA's bytes), `empty` when the 8 consumer warps are done
+ *     reading it (one arrival per warp). The producer waits on `empty` before it
+ *     refills a stage, a consumer on `full` before it reads one, and the loads run up to
+ *     STAGES - 1 steps ahead of the multiplies.
+ *   - setmaxnreg moves registers from the producer, which needs few, to the consumers,
+ *     which hold the accumulators: 40 and 232 per thread, where the launch gives every
+ *     thread the same 168.
+ * Step 8 runs this kernel with a 256-wide tile.
+ *
+ *   build/bin/08_tensor_cores --preset unet-256x256 --variant wgmma_fp16_ws
+ */
+#include "kernels.h"
+#include "tma_conv.cuh"
+#include "wgmma_steps.h"
+
+#define WS_THREADS 384 /* a producer warpgroup and 2 consumer warpgroups */
+#define WS_CONSUMER_WARPS 8
+/* 65536 registers over 384 threads: 168 each at launch (a multiple of 8). After the
+ * exchange, 128 x 40 + 256 x 232 = 64512 of them. */
+#define WS_PRODUCER_REGISTERS 40
+#define WS_CONSUMER_REGISTERS 232
+
+/* Gives up (dec) or asks for (inc) registers, per thread of the warpgroup, down or up to
+ * the count named (PTX ISA, "setmaxnreg"). Every warp of the warpgroup executes it. */
+template <int count> static __device__ __forceinline__ void registers_down(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
+#endif
+}
+
+template <int count> static __device__ __forceinline__ void registers_up(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
+#endif
+}
+
+template <typename Op, int BN>
+__global__ void __launch_bounds__(WS_THREADS, 1)
+    conv2d_wgmma_ws(const __grid_constant__ CUtensorMap input_map,
+                    const __grid_constant__ CUtensorMap weight_map, const float *__restrict__ bias,
+                    typename Op::out *__restrict__ output, struct conv_shape s,
+                    struct pixel_tiling tiling, int first_tile)
+{
+    typedef tma_tile<typename Op::elem, BN> tile_t;
+    constexpr int STAGES = tile_t::STAGES;
+    extern __shared__ uint4 smem[];
+    /* full[i]: stage i's bytes have landed. empty[i]: the consumers are done with it. */
+    __shared__ uint64_t full[STAGES], empty[STAGES];
+    uint4 *ring = swizzle_aligned(smem);
+    const tma_block<typename Op::elem, BN> block(s, tiling, first_tile);
+
+    /* Every stage's barriers start in phase 0: full waits for the producer's one arrival
+     * (and the bytes it announces), empty for one arrival per consumer warp. */
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < STAGES; i++) {
+            barrier_init(&full[i], 1);
+            barrier_init(&empty[i], WS_CONSUMER_WARPS);
+        }
+        barrier_init_fence();
+    }
+    __syncthreads(); /* the last block-wide barrier: from here on, only mbarriers */
+
+    const int warpgroup = threadIdx.x / 128;
+    if (warpgroup == 0) {
+        registers_down<WS_PRODUCER_REGISTERS>();
+        /* The producer: step t fills stage t % STAGES in round t / STAGES of the ring;
+         * from the second round on, only once the consumers have emptied the stage in
+         * the round before (phase round - 1 of its empty barrier: parity phase ^ 1). */
+        if (threadIdx.x == 0) {
+            tma_loader<typename Op::elem, BN> loader(&input_map, &weight_map, block, s);
+            ring_position<STAGES> at;
+            for (int t = 0; t < block.steps; t++) {
+                if (t >= STAGES)
+                    barrier_wait(&empty[at.stage], at.phase ^ 1);
+                loader.load(ring + at.stage * tile_t::CHUNKS, &full[at.stage]);
+                at.advance();
+            }
+        }
+        return; /* the producer's other threads have nothing to do */
+    }
+    registers_up<WS_CONSUMER_REGISTERS>();
+
+    /* The consumers: warpgroup 1 multiplies pixels 0..63 of the rectangle, 2 the rest. */
+    const int group = warpgroup - 1, lane = threadIdx.x % 32;
+    float acc[tile_t::ACCUMULATORS] = {};
+    int previous = 0;
+    ring_position<STAGES> at;
+    for (int t = 0; t < block.steps; t++) {
+        /* Step t's bytes: round t / STAGES of full[at.stage] (the producer cannot be a
+         * round ahead: it waits for this stage's release, which comes after this). */
+        barrier_wait(&full[at.stage], at.phase);
+        const uint4 *a_tile =
+            ring + at.stage * tile_t::CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
+        const uint4 *b_tile = ring + at.stage * tile_t::CHUNKS + WG_BM * WG_CHUNKS;
+        multiply_step<Op, BN>(acc, a_tile, b_tile);
+        /* Step t's wgmmas keep running; those of step t - 1 have now completed, so each
+         * warp gives that stage back (one arrival per warp: a warp's wait covers its
+         * own wgmmas). The last stage is never given back: nothing more is loaded. */
+        wgmma_wait<WG_IN_FLIGHT>();
+        pin_accumulators(acc);
+        if (t > 0 && lane == 0)
+            barrier_arrive(&empty[previous]);
+        previous = at.stage;
+        at.advance();
+    }
+    wgmma_wait<0>();
+    pin_accumulators(acc);
+
+    store_tile<BN>(acc, output, bias, s.cout, block.j0, group,
+                   [&](int row) { return block.pixel_of(row, s, tiling); });
+}
+
+template <typename Op, int BN> void launch_warp_specialised(const struct conv_args *a)
+{
+    launch_tma_blocks<Op, BN>(a, conv2d_wgmma_ws<Op, BN>, WS_THREADS);
+}
+
+template void launch_warp_specialised<mma_fp16, 128>(const struct conv_args *a);
+template void launch_warp_specialised<mma_bf16, 128>(const struct conv_args *a);
+template void launch_warp_specialised<mma_tf32, 128>(const struct conv_args *a);
+template void launch_warp_specialised<mma_fp16, 256>(const struct conv_args *a);
+template void launch_warp_specialised<mma_bf16, 256>(const struct conv_args *a);
+template void launch_warp_specialised<mma_tf32, 256>(const struct conv_args *a);
+
+extern "C" void launch_conv2d_wgmma_fp16_ws(const struct conv_args *a)
+{
+    if (!chunks_are_vectors(&a->shape, sizeof(__half), a->input, a->weights))
+        launch_wgmma_cp_async<mma_fp16>(a);
+    else
+        launch_warp_specialised<mma_fp16, 128>(a);
+}

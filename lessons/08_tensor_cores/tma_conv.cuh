@@ -1,0 +1,217 @@
+/* What lesson 08's TMA steps (6_tma.cu, 7_warp_specialised.cu, 8_wide_tile.cu) share:
+ * the layer's tensors as TMA tensor maps, the block's tile of pixels and channels, and
+ * the walk along k that loads it, one tap and 128 bytes of channels per step.
+ *
+ *   - A block computes 128 pixels x BN output channels. The 128 pixels are a BW x BH
+ *     rectangle of one image (BW the power of two >= W, at most 128; BH = 128 / BW),
+ *     so that a tile of A is one box of the NHWC input: 128 bytes of channels of that
+ *     rectangle, moved by the tap (r - R/2, s - S/2).
+ *   - k runs tap by tap, 128 bytes of channels at a time (64 fp16 or bf16, 32 fp32): a
+ *     step is a row of 128 bytes per pixel (A) and per output channel (B). Taps that
+ *     move the rectangle wholly off the image would multiply only zeros: the walk skips
+ *     them.
+ *   - The TMA writes zeros for what lies outside a tensor, negative coordinates
+ *     included: that is the convolution's zero padding, and the zeros past the last
+ *     channel, pixel and output channel.
+ *   - Its boxes land in the 128-byte swizzle wgmma reads, in stages aligned to 1024
+ *     bytes, the swizzle's period.
+ * The TMA needs rows of channels that are a multiple of 16 bytes and 16-byte aligned
+ * tensors (chunks_are_vectors); elsewhere the steps run step 5's cp.async kernel. For
+ * the kernels (.cu) only. */
+#ifndef TMA_CONV_CUH
+#define TMA_CONV_CUH
+
+#include "grid_chunks.cuh"
+#include "tma_pipeline.cuh"
+#include "wgmma_ops.cuh"
+
+#define TMA_ROW_BYTES 128 /* of channels per step: one swizzled tile row */
+#define TMA_WIDE_COUT 256 /* layers with this many output channels or more: BN = 256 */
+
+/* A block's tile, 128 pixels x BN output channels of element type Elem, in a ring of
+ * stages: a stage holds A (128 rows of 128 bytes, 16 KB), then B (BN rows: 16 or 32
+ * KB). The wgmmas read 2 stages (the one issued now, the one still in flight), the loads
+ * run ahead in the others, and a block has 227 KB of shared memory at most.
+ *   BN = 128: 6 stages of 32 KB (193 KB with the alignment slack) keep at least 4 steps
+ *     of loads in flight; 7 would fit too (225 KB), 8 would not.
+ *   BN = 256: 4 stages of 48 KB (193 KB); 5 would need 241 KB. That leaves 2 steps of
+ *     loads in flight, but a step is twice the tensor work of a 128-wide one: the loads
+ *     run as far ahead in time as 4 narrow steps do. */
+template <typename Elem, int BN> struct tma_tile {
+    static_assert(BN == 128 || BN == 256, "wgmma.m64n128 or m64n256");
+    static constexpr int ACCUMULATORS = BN / 2; /* 64 x BN fp32 over 128 threads */
+    static constexpr int STAGES = BN == 128 ? 6 : 4;
+    static constexpr int BOX_CHANNELS = TMA_ROW_BYTES / sizeof(Elem);
+    static constexpr int CHUNKS = (WG_BM + BN) * WG_CHUNKS; /* 16-byte chunks of a stage */
+    static constexpr int STAGE_BYTES = CHUNKS * CHUNK_BYTES;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + WG_SWIZZLE_ATOM;
+    static_assert(SMEM_BYTES + 2 * STAGES * 8 <= 227 * 1024, "the ring fits one SM");
+};
+
+/* Where a block's 128 pixels lie: rectangles of 2^width_log2 x 128 / 2^width_log2
+ * pixels, tiles_x across an image and tiles_y down it. */
+struct pixel_tiling {
+    int width_log2, tiles_x, tiles_y;
+};
+
+/* BW = the power of two >= w, at most 128: narrow images waste no columns beyond the
+ * power of two, wide ones get rows of 128 pixels. */
+static inline struct pixel_tiling pixel_tiling_of(const struct conv_shape *s)
+{
+    struct pixel_tiling t;
+    t.width_log2 = 0;
+    while ((1 << t.width_log2) < s->w && (1 << t.width_log2) < WG_BM)
+        t.width_log2++;
+    t.tiles_x = ceil_div(s->w, 1 << t.width_log2);
+    t.tiles_y = ceil_div(s->h, WG_BM >> t.width_log2);
+    return t;
+}
+
+/* The taps t = 0..ksize-1 along one axis whose moved window of the block's pixels,
+ * first + t - radius .. first + t - radius + extent - 1, overlaps 0..size-1: lo..hi. The
+ * others would load only the TMA's zeros and multiply them, so no step is spent on
+ * them. The centre tap, the block's own pixels, always overlaps. */
+static __device__ __forceinline__ void taps_overlapping(int first, int extent, int size, int ksize,
+                                                        int *lo, int *hi)
+{
+    const int radius = ksize / 2;
+    *lo = max(0, radius - first - extent + 1);
+    *hi = min(ksize - 1, radius + size - 1 - first);
+}
+
+/* Block (x, y)'s tile: output channels BN x.., pixel rectangle first_tile + y (the launch
+ * walks the rectangles in chunks of MAX_GRID_YZ), and its steps along k: taps r_lo..r_hi
+ * x s_lo..s_hi, BOX_CHANNELS channels at a time. */
+template <typename Elem, int BN> struct tma_block {
+    static constexpr int BOX_CHANNELS = tma_tile<Elem, BN>::BOX_CHANNELS;
+    int n, x0, y0, j0;
+    int r_lo, r_hi, s_lo, s_hi;
+    int steps;
+
+    __device__ tma_block(const struct conv_shape &s, const struct pixel_tiling &tiling,
+                         int first_tile)
+    {
+        const int tile = first_tile + blockIdx.y;
+        n = tile / tiling.tiles_x / tiling.tiles_y;
+        x0 = tile % tiling.tiles_x << tiling.width_log2;
+        y0 = tile / tiling.tiles_x % tiling.tiles_y * (WG_BM >> tiling.width_log2);
+        j0 = blockIdx.x * BN;
+        taps_overlapping(y0, WG_BM >> tiling.width_log2, s.h, s.ksize, &r_lo, &r_hi);
+        taps_overlapping(x0, 1 << tiling.width_log2, s.w, s.ksize, &s_lo, &s_hi);
+        steps = (r_hi - r_lo + 1) * (s_hi - s_lo + 1) * ceil_div(s.cin, BOX_CHANNELS);
+    }
+
+    /* The output pixel (n*H + y)*W + x of tile row `row`, or -1 where the tile has none. */
+    __device__ __forceinline__ int pixel_of(int row, const struct conv_shape &s,
+                                            const struct pixel_tiling &tiling) const
+    {
+        const int y = y0 + (row >> tiling.width_log2);
+        const int x = x0 + (row & ((1 << tiling.width_log2) - 1));
+        return y < s.h && x < s.w ? (n * s.h + y) * s.w + x : -1;
+    }
+};
+
+/* The one thread that loads a block's steps, in order: tap (r, s) by tap, BOX_CHANNELS
+ * channels at a time. load() issues the current step's two TMA loads into a stage and
+ * goes on to the next step. */
+template <typename Elem, int BN> struct tma_loader {
+    typedef tma_tile<Elem, BN> tile_t;
+    const CUtensorMap *input_map, *weight_map;
+    const tma_block<Elem, BN> &block;
+    int ksize, cin, tap_r, tap_s, c0;
+
+    __device__ tma_loader(const CUtensorMap *input, const CUtensorMap *weights,
+                          const tma_block<Elem, BN> &b, const struct conv_shape &s)
+        : input_map(input), weight_map(weights), block(b), ksize(s.ksize), cin(s.cin),
+          tap_r(b.r_lo), tap_s(b.s_lo), c0(0)
+    {
+        tma_prefetch(input_map);
+        tma_prefetch(weight_map);
+    }
+
+    /* A: channels c0.. of the rectangle moved by the tap. B: the same channels of tap
+     * (r, s) for output channels j0... `full` completes when both have landed: the
+     * full boxes count, zeros included. */
+    __device__ __forceinline__ void load(uint4 *stage, uint64_t *full)
+    {
+        const int radius = ksize / 2;
+        barrier_expect_bytes(full, tile_t::STAGE_BYTES);
+        tma_load_4d(stage, input_map, full, c0, block.x0 + tap_s - radius,
+                    block.y0 + tap_r - radius, block.n);
+        tma_load_3d(stage + WG_BM * WG_CHUNKS, weight_map, full, c0, tap_r * ksize + tap_s,
+                    block.j0);
+        if ((c0 += tile_t::BOX_CHANNELS) >= cin) {
+            c0 = 0;
+            if (++tap_s > block.s_hi) {
+                tap_s = block.s_lo;
+                tap_r++;
+            }
+        }
+    }
+};
+
+static inline CUtensorMapDataType tensor_map_type(const __half *)
+{
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+static inline CUtensorMapDataType tensor_map_type(const __nv_bfloat16 *)
+{
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+}
+
+static inline CUtensorMapDataType tensor_map_type(const float *)
+{
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
+
+/* The layer's tensor maps for blocks of BN output channels.
+ * input: the NHWC input as C x W x H x N (innermost first), box BOX_CHANNELS x BW x BH x 1.
+ * weights: the KRSC weights as C x (R*S) x K, box BOX_CHANNELS x 1 x BN.
+ * Encoded at every launch: the maps hold the tensors' addresses, and the harness rotates
+ * its buffers between runs. A few microseconds of host work. */
+template <typename Elem, int BN>
+static void encode_layer_maps(const struct conv_args *a, const struct pixel_tiling &tiling,
+                              CUtensorMap *input_map, CUtensorMap *weight_map)
+{
+    const struct conv_shape *s = &a->shape;
+    const Elem *input = static_cast<const Elem *>(a->input);
+    const cuuint64_t c = (cuuint64_t)s->cin, taps = (cuuint64_t)s->ksize * s->ksize;
+    const cuuint64_t row = c * sizeof(Elem); /* bytes of one pixel's (or tap's) channels */
+    const cuuint32_t box_channels = tma_tile<Elem, BN>::BOX_CHANNELS;
+    const cuuint64_t input_dims[4] = {c, (cuuint64_t)s->w, (cuuint64_t)s->h, (cuuint64_t)s->n};
+    const cuuint64_t input_strides[3] = {row, row * s->w, row * s->w * s->h};
+    const cuuint32_t input_box[4] = {box_channels, 1u << tiling.width_log2,
+                                     (cuuint32_t)WG_BM >> tiling.width_log2, 1};
+    encode_tensor_map(input_map, tensor_map_type(input), 4, a->input, input_dims, input_strides,
+                      input_box, "input");
+    const cuuint64_t weight_dims[3] = {c, taps, (cuuint64_t)s->cout};
+    const cuuint64_t weight_strides[2] = {row, row * taps};
+    const cuuint32_t weight_box[3] = {box_channels, 1, BN}; /* box sizes: 256 at most */
+    encode_tensor_map(weight_map, tensor_map_type(input), 3, a->weights, weight_dims,
+                      weight_strides, weight_box, "weights");
+}
+
+/* Launches a TMA kernel of `threads` threads over the layer: a block per rectangle of
+ * 128 pixels and BN output channels. */
+template <typename Op, int BN, typename Kernel>
+static void launch_tma_blocks(const struct conv_args *a, Kernel kernel, int threads)
+{
+    typedef tma_tile<typename Op::elem, BN> tile_t;
+    const struct conv_shape *s = &a->shape;
+    const struct pixel_tiling tiling = pixel_tiling_of(s);
+    CUtensorMap input_map, weight_map;
+    encode_layer_maps<typename Op::elem, BN>(a, tiling, &input_map, &weight_map);
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    tile_t::SMEM_BYTES));
+    typename Op::out *output = static_cast<typename Op::out *>(a->output);
+    const int pixel_tiles = s->n * tiling.tiles_y * tiling.tiles_x;
+    for (int first = 0; first < pixel_tiles; first += MAX_GRID_YZ) {
+        const dim3 grid(ceil_div(s->cout, BN), min(pixel_tiles - first, MAX_GRID_YZ));
+        kernel<<<grid, threads, tile_t::SMEM_BYTES, a->stream>>>(input_map, weight_map, a->bias,
+                                                                 output, *s, tiling, first);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+#endif
