@@ -1,30 +1,39 @@
-/* Lesson 09: the bit tensor-core kernel, its epilogue a parameter (4_bmma.cu writes
- * fp32, 5_bmma_fused.cu packed signs). The layer is an implicit GEMM: M = pixels, N =
- * output channels, the reduction over (tap, channel bits): row p of A is the packed
- * input under tap t of pixel p (zero words outside the image), column k of B the
- * packed weights of channel k at tap t. One warp instruction,
+/* Lesson 09: the bit tensor-core kernel, built up in steps (4_bmma.cu ... 8_bmma_and.cu),
+ * its epilogue a parameter (fp32 values, or 9_bmma_fused.cu's packed signs). The layer is
+ * an implicit GEMM: M = pixels, N = output channels, the reduction over (tap, channel
+ * bits): row p of A is the packed input under tap t of pixel p (zero words outside the
+ * image), column k of B the packed weights of channel k at tap t. One warp instruction,
  *
  *   mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.{and,xor}.popc
  *
  * adds popc(a AND b) or popc(a XOR b) over 256 bits for a 16 x 8 tile of outputs.
  *
  * A block computes 128 pixels x 64 channels with 8 warps of 32 x 32. A stage of the
- * loop is 256 channel bits of up to TAPS_PER_STAGE neighbouring taps of one filter row
- * (di, dj0 ... dj0 + 2): in NHWC the inputs those taps read for the block's 128
- * consecutive pixels are the 130 consecutive pixel rows starting at
- * m0 + di * w + dj0, so a stage holds those 130 rows once and the 3 x 64 weight rows,
- * and tap dj0 + d reads A rows d ... d + 127 of it. Where a tap falls outside the image
- * (the row of the flat range belongs to another image row), the lane points ldmatrix
- * at a row of zeros instead: its pixel's y and the taps valid for its x are counted
- * once, before the loop. So the loop does no index arithmetic per tap beyond a shift
- * and a select, reads each input row once per stage instead of once per tap, and has
- * one barrier per 3 taps (3 stages for a 3x3 filter on C = 256, where it had 9).
- * Stages go from global to shared memory with cp.async into a ring of STAGES buffers,
- * two in flight while the tensor cores work on the third; rows are 48 bytes so that
- * the 8 consecutive rows an ldmatrix reads lie in 8 different 16-byte bank groups.
- * The AND form also needs popc(x) over each pixel's window: one more mma per 16 rows
- * against an all-ones B fragment counts it (popc(x AND 1...1) = popc(x); the zero rows
- * outside the image count nothing). */
+ * loop is 256 channel bits of TAPS neighbouring taps of one filter row (di, dj0 ...
+ * dj0 + TAPS - 1): in NHWC the inputs those taps read for the block's 128 consecutive
+ * pixels are the 127 + TAPS consecutive pixel rows starting at m0 + di * w + dj0, so a
+ * stage holds those rows once and the TAPS x 64 weight rows, and tap dj0 + d reads A
+ * rows d ... d + 127 of it. Where a tap falls outside the image (the row of the flat
+ * range belongs to another image row), the lane points ldmatrix at a row of zeros
+ * instead: its pixel's y and the taps valid for its x are counted once per block
+ * (pixel_rows). Rows are 48 bytes so that the 8 consecutive rows an ldmatrix reads lie
+ * in 8 different 16-byte bank groups. The AND form also needs popc(x) over each
+ * pixel's window: one more mma per 16 rows against an all-ones B fragment counts it
+ * (popc(x AND 1...1) = popc(x); the zero rows outside the image count nothing).
+ *
+ * The steps, each one idea added to the one before (enum bmma_step):
+ *   BMMA_FIRST    a stage is one tap; each thread loads its chunks of it and stores
+ *                 them into one shared buffer, a barrier, the mma, a barrier; the
+ *                 epilogue adds up, for every output, the weight counts of the taps
+ *                 inside the image (tap_bases)
+ *   BMMA_RING     the stages go by cp.async into a ring of STAGES buffers, two in
+ *                 flight while the tensor cores work on the third: one barrier a stage
+ *   BMMA_CLASSES  the border correction O(1): one base per window class and channel,
+ *                 counted by setup (class_bases)
+ *   BMMA_ROWS     a stage is 3 taps of a filter row: their 130 input rows copied once
+ *                 (not 128 per tap), one barrier per 3 taps
+ *   BMMA_TABLES   alpha, the bias and the block's columns of the table of bases copied
+ *                 into shared memory with the first stage (issue_epilogue_tables) */
 #ifndef BMMA_TILE_CUH
 #define BMMA_TILE_CUH
 
@@ -45,14 +54,16 @@
 #define KSTEP_WORDS 8 /* 256 bits */
 #define CHUNK_WORDS 4 /* 16 bytes */
 #define ROW_WORDS 12  /* a k-step (8 words) + 4 words of padding: 48-byte rows */
-#define TAPS_PER_STAGE 3
-#define A_ROWS (BM + TAPS_PER_STAGE - 1)
-#define B_ROWS (TAPS_PER_STAGE * BN)
-#define STAGE_CHUNKS ((A_ROWS + B_ROWS) * KSTEP_WORDS / CHUNK_WORDS)
-#define CHUNKS_PER_THREAD ((STAGE_CHUNKS + BMMA_THREADS - 1) / BMMA_THREADS) /* 3 */
+#define ROW_TAPS 3    /* taps per stage from BMMA_ROWS on */
+/* The rows of a stage of `taps` taps: the input rows its taps read, the weight rows. */
+#define A_ROWS(taps) (BM + (taps)-1)
+#define B_ROWS(taps) ((taps)*BN)
 #define STAGES 3
-#define STAGE_WORDS ((A_ROWS + B_ROWS) * ROW_WORDS)
+#define STAGE_WORDS ((A_ROWS(ROW_TAPS) + B_ROWS(ROW_TAPS)) * ROW_WORDS) /* the largest stage */
+#define BASES_BLOCK 256
 #define MIN_CC 80
+
+enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES };
 
 #if __CUDA_ARCH__ >= MIN_CC * 10
 #define BMMA_SYNC(instruction, d, a, b)                                                            \
@@ -101,13 +112,14 @@ struct bmma_xor {
     }
 };
 
-/* The table of bases: [window class][channel], each class's row padded to whole blocks
- * of channels so that a block never reads past it. */
+/* The tables setup counts, [tap or window class][channel], each row padded to whole
+ * blocks of channels so that a block never reads past it. */
 static __host__ __device__ __forceinline__ int padded_channels(int cout)
 {
     return (cout + BN - 1) / BN * BN;
 }
 
+/* The table of bases, from BMMA_CLASSES on. */
 static __host__ __device__ __forceinline__ size_t base_table_ints(const struct conv_shape *s)
 {
     return (size_t)window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize) *
@@ -147,25 +159,44 @@ __global__ void count_window_class_bases(const uint32_t *__restrict__ weights,
     bases[at] = Op::base(s.cin, valid_taps(t), inside, total);
 }
 
+/* Setup's launch of it, into bases (base_table_ints of them). */
+template <typename Op>
+static void count_bases(const struct conv_args *a, const uint32_t *weights, int *bases)
+{
+    const long long ints = (long long)base_table_ints(&a->shape);
+    count_window_class_bases<Op>
+        <<<(unsigned)((ints + BASES_BLOCK - 1) / BASES_BLOCK), BASES_BLOCK, 0, a->stream>>>(
+            weights, bases, a->shape);
+    CUDA_CHECK_LAUNCH();
+}
+
 /* 16 bytes of a packed row into shared memory: one 16-byte copy when rows are whole
  * 16-byte chunks (VECTOR), else four 4-byte copies; zeros outside the image and past
- * the row's end. at: the word index of the chunk in the tensor, an int (tensors of up to
- * 2^31 words); where a copy reads nothing its source is the tensor's first word. */
-template <bool VECTOR>
+ * the row's end. ASYNC: by cp.async; else loaded into registers and stored, the thread
+ * waiting for its loads. at: the word index of the chunk in the tensor, an int (tensors
+ * of up to 2^31 words); where a copy reads nothing its source is the tensor's first word. */
+template <bool VECTOR, bool ASYNC>
 static __device__ __forceinline__ void copy_chunk(uint32_t *dst, const uint32_t *tensor, int at,
                                                   int word, int words, bool inside)
 {
     if (VECTOR) {
         const bool ok = inside && word < words;
-        copy_16_async(reinterpret_cast<float *>(dst),
-                      reinterpret_cast<const float *>(tensor + (ok ? (unsigned)at : 0u)), ok);
+        const uint32_t *src = tensor + (ok ? (unsigned)at : 0u);
+        if (ASYNC)
+            copy_16_async(reinterpret_cast<float *>(dst), reinterpret_cast<const float *>(src), ok);
+        else
+            *reinterpret_cast<uint4 *>(dst) =
+                ok ? __ldg(reinterpret_cast<const uint4 *>(src)) : make_uint4(0u, 0u, 0u, 0u);
     } else {
 #pragma unroll
         for (int q = 0; q < CHUNK_WORDS; q++) {
             const bool ok = inside && word + q < words;
-            copy_4_async(reinterpret_cast<float *>(dst + q),
-                         reinterpret_cast<const float *>(tensor + (ok ? (unsigned)(at + q) : 0u)),
-                         ok);
+            const uint32_t *src = tensor + (ok ? (unsigned)(at + q) : 0u);
+            if (ASYNC)
+                copy_4_async(reinterpret_cast<float *>(dst + q),
+                             reinterpret_cast<const float *>(src), ok);
+            else
+                dst[q] = ok ? __ldg(src) : 0u;
         }
     }
 }
@@ -178,13 +209,15 @@ static inline bool vector_rows(const struct conv_shape *s, const uint32_t *input
            (uintptr_t)weights % 16 == 0;
 }
 
-/* A block's shared memory: the ring of stages, a row of zeros for the taps outside the
- * image, per pixel row of the block what the loop and the epilogue need of its
- * position, counted once: y (the row's), the taps dj inside the image for its x (bit
- * dj) and its window class; after the loop, its popc(x) (AND form); and what the
- * epilogue reads per channel of the block, alpha and the bias (0 past cout). After it,
- * in the same dynamic allocation, the block's 64 columns of the table of bases, one row
- * per window class (epilogue_tables). */
+/* A block's shared memory: the ring of stages (the steps before BMMA_RING use the first
+ * buffer, those before BMMA_ROWS the first 192 rows of a buffer), a row of zeros for
+ * the taps outside the image, per pixel row of the block what the loop and the
+ * epilogue need of its position, counted once: y (the row's), the taps dj inside the
+ * image for its x (bit dj) and (from BMMA_CLASSES on) its window class; after the loop,
+ * its popc(x) (AND form); and (BMMA_TABLES) what the epilogue reads per channel of the
+ * block, alpha and the bias (0 past cout). After it, in the same dynamic allocation,
+ * the block's 64 columns of the table of bases, one row per window class
+ * (issue_epilogue_tables). */
 struct bmma_smem {
     uint32_t ring[STAGES][STAGE_WORDS];
     uint32_t zeros[KSTEP_WORDS];
@@ -207,7 +240,7 @@ static __host__ __device__ __forceinline__ bool bases_in_smem(const struct conv_
            (uintptr_t)bases % 16 == 0;
 }
 
-/* The kernels' dynamic shared memory: bmma_smem and the block's table of bases. */
+/* BMMA_TABLES's dynamic shared memory: bmma_smem and the block's table of bases. */
 static inline size_t bmma_smem_bytes(const struct conv_shape *s, const int *bases)
 {
     const size_t classes = (size_t)window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize);
@@ -219,8 +252,7 @@ static inline size_t bmma_smem_bytes(const struct conv_shape *s, const int *base
  * cover them): alpha and the bias of the block's channels and, when it fits, the block's
  * columns of the table of bases. The profile of the version before found the epilogue
  * waiting on five dependent round trips to L2 per warp (alpha and bias, then one class's
- * bases per pixel row), 40 % of the kernel's stall samples; here they overlap the loop.
- * epilogue_tables says where the epilogue finds them. */
+ * bases per pixel row), 40 % of the kernel's stall samples; here they overlap the loop. */
 static __device__ __forceinline__ void issue_epilogue_tables(const float *__restrict__ alpha,
                                                              const float *__restrict__ bias,
                                                              const int *__restrict__ bases,
@@ -248,14 +280,34 @@ static __device__ __forceinline__ void issue_epilogue_tables(const float *__rest
             true);
 }
 
-/* Where the epilogue finds the block's bases: class c's base of channel n0 + k is
- * rows[c * stride + k], in shared memory (the table, stride BN) when
- * issue_epilogue_tables copied them there, else in global memory (bases + n0, the
- * table's padded stride). A kernel calls its epilogue (forceinline) once with each,
- * under a branch on bases_in_smem, so that each inlined copy knows which memory it
- * reads. Through one pointer that could be either, the compiler emitted generic loads
- * (LD.E, waited on like global loads) and kept each one after the stores before it:
- * 16 round trips in a row per thread (the profile of the version before). */
+/* The block's pixel rows, once, before the loop: the only divisions of the kernel. The
+ * window class only where the epilogue reads it (CLASSES); the row of zeros. */
+template <bool CLASSES>
+static __device__ __forceinline__ void pixel_rows(const struct conv_shape &s, int m0,
+                                                  struct bmma_smem &sm)
+{
+    const int tid = threadIdx.x, pixels = s.n * s.h * s.w;
+    const int ksize = s.ksize, r = ksize / 2;
+    if (tid < BM) {
+        const int p = m0 + tid;
+        int y = 0, cls = 0;
+        unsigned mask = 0;
+        if (p < pixels) {
+            const int x = p % s.w;
+            y = p / s.w % s.h;
+            for (int j = 0; j < ksize; j++)
+                mask |= (unsigned)(x + j - r) < (unsigned)s.w ? 1u << j : 0u;
+            if (CLASSES)
+                cls = window_class(y, s.h, ksize) * window_classes(s.w, ksize) +
+                      window_class(x, s.w, ksize);
+        }
+        sm.y[tid] = y, sm.dj_mask[tid] = mask;
+        if (CLASSES)
+            sm.window_class[tid] = cls;
+    }
+    if (tid < KSTEP_WORDS)
+        sm.zeros[tid] = 0;
+}
 
 /* What a warp holds after the loop. acc[i][j][h * 2 + c]: pixel row i * 16 + lane / 4
  * + 8h of the warp's 32, channel j * 8 + 2 (lane % 4) + c of its 32; input_pop[i][h]:
@@ -269,60 +321,46 @@ struct bmma_counts {
  * go through the channel words fastest, then the groups of taps of a row, then rows. */
 struct stage_at {
     int ti, dj0, kw;
-    __device__ __forceinline__ void next(int ksize, int words_padded)
+    __device__ __forceinline__ void next(int taps, int ksize, int words_padded)
     {
         kw += KSTEP_WORDS;
         if (kw == words_padded) {
             kw = 0;
-            dj0 += TAPS_PER_STAGE;
+            dj0 += taps;
             if (dj0 >= ksize)
                 dj0 = 0, ti++;
         }
     }
 };
 
-/* The counts of the block's tile at pixels m0.., channels n0.. . Each thread copies the
- * same 16-byte chunks of every stage: half tid % 2 of stage rows tid / 2 + 128 q, each
- * an A row (pixel m0 + (ti - r) w + dj0 - r + row, zeros outside the tensor) or a B row
- * (channel n0 + b % 64 at tap dj0 + b / 64 of filter row ti, b = row - A_ROWS); rows
- * the stage's taps do not read are not copied. A filter of up to 31 taps a row: the
- * valid taps of a pixel's x are bits of an int. */
-template <typename Op, bool VECTOR>
+/* The counts of the block's tile at pixels m0.., channels n0.., stages of TAPS taps,
+ * copied by cp.async into the ring (ASYNC) or by loads and stores into one buffer.
+ * pixel_rows has filled the block's table. Each thread copies the same 16-byte chunks
+ * of every stage: half tid % 2 of stage rows tid / 2 + 128 q, each an A row (pixel
+ * m0 + (ti - r) w + dj0 - r + row, zeros outside the tensor) or a B row (channel
+ * n0 + b % 64 at tap dj0 + b / 64 of filter row ti, b = row - A_ROWS); rows the stage's
+ * taps do not read are not copied. A filter of up to 31 taps a row: the valid taps of a
+ * pixel's x are bits of an int. */
+template <typename Op, int TAPS, bool ASYNC, bool VECTOR>
 static __device__ __forceinline__ void
 bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
           const struct conv_shape &s, int m0, int n0, struct bmma_smem &sm, struct bmma_counts &out)
 {
+    constexpr int STAGE_CHUNKS = (A_ROWS(TAPS) + B_ROWS(TAPS)) * KSTEP_WORDS / CHUNK_WORDS;
+    constexpr int CHUNKS_PER_THREAD = (STAGE_CHUNKS + BMMA_THREADS - 1) / BMMA_THREADS;
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     __builtin_assume(tid < BMMA_THREADS); /* so each chunk's A or B role is known at compile time */
     const int warp_m = warp % WARPS_M, warp_n = warp / WARPS_M;
     const int pixels = s.n * s.h * s.w, words = WORDS_PER_PIXEL(s.cin);
     const int ksize = s.ksize, taps = ksize * ksize, r = ksize / 2;
     const int words_padded = (words + KSTEP_WORDS - 1) / KSTEP_WORDS * KSTEP_WORDS;
-    const int groups = (ksize + TAPS_PER_STAGE - 1) / TAPS_PER_STAGE;
+    const int groups = (ksize + TAPS - 1) / TAPS;
     const int steps = ksize * groups * (words_padded / KSTEP_WORDS);
-
-    /* The block's pixel rows, once: the only divisions of the kernel. */
-    if (tid < BM) {
-        const int p = m0 + tid;
-        int y = 0, cls = 0;
-        unsigned mask = 0;
-        if (p < pixels) {
-            const int x = p % s.w;
-            y = p / s.w % s.h;
-            for (int j = 0; j < ksize; j++)
-                mask |= (unsigned)(x + j - r) < (unsigned)s.w ? 1u << j : 0u;
-            cls = window_class(y, s.h, ksize) * window_classes(s.w, ksize) +
-                  window_class(x, s.w, ksize);
-        }
-        sm.y[tid] = y, sm.dj_mask[tid] = mask, sm.window_class[tid] = cls;
-    }
-    if (tid < KSTEP_WORDS)
-        sm.zeros[tid] = 0;
 
     struct stage_at issued = {0, 0, 0};
     auto issue = [&](int step) {
-        uint32_t *stage = sm.ring[step % STAGES];
-        const int width = min(TAPS_PER_STAGE, ksize - issued.dj0);
+        uint32_t *stage = sm.ring[ASYNC ? step % STAGES : 0];
+        const int width = min(TAPS, ksize - issued.dj0);
         const int a_first = m0 + (issued.ti - r) * s.w + issued.dj0 - r;
         const int word = issued.kw + tid % 2 * CHUNK_WORDS;
         const int b_first = (issued.ti * ksize + issued.dj0) * words + word;
@@ -330,17 +368,17 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
         for (int q = 0; q < CHUNKS_PER_THREAD; q++) {
             const int row = tid / 2 + q * (BMMA_THREADS / 2); /* this thread's chunks */
             uint32_t *dst = stage + row * ROW_WORDS + tid % 2 * CHUNK_WORDS;
-            if (row < A_ROWS) { /* zeros in the rows past those the stage's taps read */
+            if (row < A_ROWS(TAPS)) { /* zeros in the rows past those the stage's taps read */
                 const int p = a_first + row;
-                copy_chunk<VECTOR>(dst, input, p * words + word, word, words,
-                                   row < BM + width - 1 && (unsigned)p < (unsigned)pixels);
-            } else if (row < A_ROWS + width * BN) {
-                const int b = row - A_ROWS, k = n0 + b % BN; /* tap dj0 + b / BN */
-                copy_chunk<VECTOR>(dst, weights, (k * taps + b / BN) * words + b_first, word, words,
-                                   k < s.cout);
+                copy_chunk<VECTOR, ASYNC>(dst, input, p * words + word, word, words,
+                                          row < BM + width - 1 && (unsigned)p < (unsigned)pixels);
+            } else if (row < A_ROWS(TAPS) + width * BN) {
+                const int b = row - A_ROWS(TAPS), k = n0 + b % BN; /* tap dj0 + b / BN */
+                copy_chunk<VECTOR, ASYNC>(dst, weights, (k * taps + b / BN) * words + b_first, word,
+                                          words, k < s.cout);
             }
         }
-        issued.next(ksize, words_padded);
+        issued.next(TAPS, ksize, words_padded);
     };
 
 #pragma unroll
@@ -360,11 +398,13 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
 
     /* One commit per step, empty ones included, so that "all but STAGES - 2 groups
      * done" always means "this step's tiles are here". */
+    if (ASYNC) {
 #pragma unroll
-    for (int st = 0; st < STAGES - 1; st++) {
-        if (st < steps)
-            issue(st);
-        commit_copies();
+        for (int st = 0; st < STAGES - 1; st++) {
+            if (st < steps)
+                issue(st);
+            commit_copies();
+        }
     }
     __syncthreads(); /* the pixel rows' table */
 
@@ -376,26 +416,31 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
 #pragma unroll
     for (int i = 0; i < M_FRAGS; i++)
         a_y[i] = sm.y[a_row0 + i * 16], a_mask[i] = sm.dj_mask[a_row0 + i * 16];
-    const int b_row0 = A_ROWS + warp_n * WARP_N + lane / 16 * 8 + lane % 8;
+    const int b_row0 = A_ROWS(TAPS) + warp_n * WARP_N + lane / 16 * 8 + lane % 8;
     const int b_word = lane / 8 % 2 * CHUNK_WORDS;
     const uint32_t *zeros = sm.zeros + a_word;
 
     struct stage_at at = {0, 0, 0};
     for (int step = 0; step < steps; step++) {
-        wait_copies<STAGES - 2>();
-        __syncthreads(); /* this step's tiles are visible; last step's buffer is free */
-        if (step + STAGES - 1 < steps)
-            issue(step + STAGES - 1); /* into the buffer the warps finished with last step */
-        commit_copies();
-        const uint32_t *tile = sm.ring[step % STAGES];
-        const int width = min(TAPS_PER_STAGE, ksize - at.dj0);
+        if (ASYNC) {
+            wait_copies<STAGES - 2>();
+            __syncthreads(); /* this step's tiles are visible; last step's buffer is free */
+            if (step + STAGES - 1 < steps)
+                issue(step + STAGES - 1); /* into the buffer the warps finished with last step */
+            commit_copies();
+        } else {
+            issue(step);
+            __syncthreads(); /* this step's tiles are visible */
+        }
+        const uint32_t *tile = sm.ring[ASYNC ? step % STAGES : 0];
+        const int width = min(TAPS, ksize - at.dj0);
         /* Bit d: tap dj0 + d of this row is inside the image for the lane's pixel. */
         unsigned inside[M_FRAGS];
 #pragma unroll
         for (int i = 0; i < M_FRAGS; i++)
             inside[i] = (unsigned)(a_y[i] + at.ti - r) < (unsigned)s.h ? a_mask[i] >> at.dj0 : 0u;
 #pragma unroll
-        for (int d = 0; d < TAPS_PER_STAGE; d++) {
+        for (int d = 0; d < TAPS; d++) {
             if (d >= width)
                 break;
             uint32_t a[M_FRAGS][4], b[N_FRAGS][2];
@@ -423,7 +468,9 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                     Op::run(ones_acc, a[1], ones);
             }
         }
-        at.next(ksize, words_padded);
+        if (!ASYNC)
+            __syncthreads(); /* every warp is done with the buffer the next step refills */
+        at.next(TAPS, ksize, words_padded);
     }
     if (!Op::COUNTS_INPUT)
         return;
@@ -439,12 +486,35 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             out.input_pop[i][h] = sm.input_pop[warp_m * WARP_M + i * 16 + lane / 4 + 8 * h];
 }
 
-/* The epilogue's per-thread constants: alpha[k] and bias[k] of the 2 * N_FRAGS channels
- * c0 + j * 8 + e it holds (c0 = the warp's first channel in the block + 2 (lane % 4)). */
+/* The epilogue: a thread's outputs are at channels c0 + j * 8 + e of the block. */
+static __device__ __forceinline__ int thread_channel(void)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    return warp / WARPS_M * WARP_N + 2 * (lane % 4);
+}
+
+/* The epilogue's per-thread constants: alpha[k] and bias[k] of its 2 * N_FRAGS channels. */
 struct channel_affine {
     float scale[N_FRAGS][2], shift[N_FRAGS][2];
 };
 
+/* From global memory (the steps before BMMA_TABLES): k0 = n0 + c0. */
+static __device__ __forceinline__ struct channel_affine
+affine_from(const float *__restrict__ alpha, const float *__restrict__ bias, int cout, int k0)
+{
+    struct channel_affine a;
+#pragma unroll
+    for (int j = 0; j < N_FRAGS; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int k = k0 + j * 8 + e;
+            a.scale[j][e] = k < cout ? alpha[k] : 0.0f;
+            a.shift[j][e] = k < cout && bias ? bias[k] : 0.0f;
+        }
+    return a;
+}
+
+/* From the block's copy in shared memory (BMMA_TABLES). */
 static __device__ __forceinline__ struct channel_affine affine_at(const struct bmma_smem &sm,
                                                                   int c0)
 {
@@ -457,20 +527,76 @@ static __device__ __forceinline__ struct channel_affine affine_at(const struct b
     return a;
 }
 
+/* Where the epilogue finds the op's base of each of its outputs: at(row, c0, base) gives
+ * the bases of pixel row `row` of the block at channels c0 + j * 8 and the next
+ * (base[j].x, .y). Two ways, one per step of the ladder. */
+
+/* Before BMMA_CLASSES: the AND form's base counted per output from the weight counts of
+ * every tap, pops[tap * kpad + channel] (setup, 4_bmma.cu): the taps inside the image
+ * for the row's y and x (its bits in the pixel rows' table) add theirs, ksize^2 pairs of
+ * loads per output pair inside the image, fewer on its border. */
+struct tap_bases {
+    const int *pops; /* at the block's first channel */
+    int kpad;
+    __device__ __forceinline__ void at(const struct bmma_smem &sm, const struct conv_shape &s,
+                                       int row, int c0, int2 (&base)[N_FRAGS]) const
+    {
+        /* The inside taps: rows i0 <= ti < i1 by y, columns the bits of the row's mask. */
+        const int y = sm.y[row], r = s.ksize / 2;
+        const unsigned mask = sm.dj_mask[row];
+        const int i0 = max(r - y, 0), i1 = min(s.h + r - y, s.ksize);
+        const int j0 = max(__ffs(mask) - 1, 0), j1 = 32 - __clz(mask); /* 0, 0 past the image */
+#pragma unroll
+        for (int j = 0; j < N_FRAGS; j++)
+            base[j] = make_int2(0, 0);
+            /* and_sum_base(C, taps, inside_weight_pop) = taps C - 2 inside_weight_pop, a tap
+             * at a time */
+#pragma unroll 1
+        for (int ti = i0; ti < i1; ti++)
+#pragma unroll 1
+            for (int tj = j0; tj < j1; tj++) {
+                const int *tap = pops + (ti * s.ksize + tj) * kpad + c0;
+#pragma unroll
+                for (int j = 0; j < N_FRAGS; j++) {
+                    const int2 pop = *reinterpret_cast<const int2 *>(tap + j * 8);
+                    base[j].x += and_sum_base(s.cin, 1, pop.x);
+                    base[j].y += and_sum_base(s.cin, 1, pop.y);
+                }
+            }
+    }
+};
+
+/* From BMMA_CLASSES on: the row's window class's bases, class c's base of channel
+ * n0 + k at rows[c * stride + k], in global memory (the table, its padded stride) or,
+ * from BMMA_TABLES on, in shared memory (the block's copy, stride BN). A kernel calls its
+ * epilogue (forceinline) once with each, under a branch on bases_in_smem, so that each
+ * inlined copy knows which memory it reads. Through one pointer that could be either, the
+ * compiler emitted generic loads (LD.E, waited on like global loads) and kept each one
+ * after the stores before it: 16 round trips in a row per thread (the profile of the
+ * version before). Every base is read before any is used, so the loads go out together:
+ * the table is padded to whole blocks of channels, so channels past cout are read too,
+ * and only their stores are skipped. */
+struct class_bases {
+    const int *rows;
+    int stride;
+    __device__ __forceinline__ void at(const struct bmma_smem &sm, const struct conv_shape &s,
+                                       int row, int c0, int2 (&base)[N_FRAGS]) const
+    {
+        (void)s;
+        const int *bases = rows + sm.window_class[row] * stride;
+#pragma unroll
+        for (int j = 0; j < N_FRAGS; j++)
+            base[j] = *reinterpret_cast<const int2 *>(bases + c0 + j * 8);
+    }
+};
+
 /* The layer's outputs alpha * sum + bias of pixel row (i, h) at the thread's channels
- * c0 + j * 8 and the next (v[j]), from the counts and the bases of the pixel's window
- * class (class_bases: that class's row of the table). Every base is read before any is
- * used, so the loads go out together: the table is padded to whole blocks of channels,
- * so channels past cout are read too, and only their stores are skipped. */
+ * c0 + j * 8 and the next (v[j]), from the counts and the row's bases. */
 template <typename Op>
 static __device__ __forceinline__ void
-row_outputs(const struct channel_affine &a, const struct bmma_counts &c, const int *class_bases,
-            int c0, int i, int h, float2 (&v)[N_FRAGS])
+row_outputs(const struct channel_affine &a, const struct bmma_counts &c,
+            const int2 (&base)[N_FRAGS], int i, int h, float2 (&v)[N_FRAGS])
 {
-    int2 base[N_FRAGS];
-#pragma unroll
-    for (int j = 0; j < N_FRAGS; j++)
-        base[j] = *reinterpret_cast<const int2 *>(class_bases + c0 + j * 8);
     const int pop = c.input_pop[i][h];
 #pragma unroll
     for (int j = 0; j < N_FRAGS; j++) {
@@ -481,43 +607,103 @@ row_outputs(const struct channel_affine &a, const struct bmma_counts &c, const i
     }
 }
 
-/* The kernel: the loop, then Epilogue<Op>::store writes the block's outputs from the
- * counts into an output of Epilogue<Op>::out (4_bmma.cu: fp32 values, 5_bmma_fused.cu:
- * packed signs). Three blocks (24 warps) per SM: at most 80 registers. bnn-b16c256s28's
- * 392 blocks then run in one wave on 132 SMs (at two per SM, in two). */
-template <typename Op, template <typename> class Epilogue, bool VECTOR>
+/* The fp32 epilogue (every step, bmma_xor, pack_bmma_and): each pixel row's outputs
+ * from its bases, stored as 8-byte pairs, the 4 lanes of a quad writing one 32-byte
+ * sector of the pixel's row. */
+template <typename Op> struct fp32_values {
+    typedef float out;
+    template <typename Bases>
+    static __device__ __forceinline__ void
+    store(const struct bmma_smem &sm, const struct bmma_counts &c, const struct channel_affine &a,
+          const Bases &bases, float *__restrict__ output, const struct conv_shape &s, int m0,
+          int n0)
+    {
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        const int c0 = thread_channel(), k0 = n0 + c0;
+        const int pixels = s.n * s.h * s.w;
+#pragma unroll
+        for (int i = 0; i < M_FRAGS; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
+                if (pixel >= pixels)
+                    continue;
+                int2 base[N_FRAGS];
+                bases.at(sm, s, pixel - m0, c0, base);
+                float2 v[N_FRAGS];
+                row_outputs<Op>(a, c, base, i, h, v);
+                float *row = output + (size_t)pixel * s.cout;
+#pragma unroll
+                for (int j = 0; j < N_FRAGS; j++) {
+                    const int k = k0 + j * 8;
+                    if (k >= s.cout)
+                        continue;
+                    if (s.cout % 2 == 0) { /* k is even: the pair is 8-byte aligned */
+                        *reinterpret_cast<float2 *>(row + k) = v[j];
+                    } else {
+                        row[k] = v[j].x;
+                        if (k + 1 < s.cout)
+                            row[k + 1] = v[j].y;
+                    }
+                }
+            }
+    }
+};
+
+/* The kernel at step STEP: the loop, then Epilogue<Op>::store writes the block's
+ * outputs from the counts into an output of Epilogue<Op>::out. border: what setup
+ * counted for the border correction, the weight counts per tap (tap_bases) before
+ * BMMA_CLASSES, the table of bases (class_bases) from it on. Three blocks (24 warps)
+ * per SM: at most 80 registers. bnn-b16c256s28's 392 blocks then run in one wave on
+ * 132 SMs (at two per SM, in two). */
+template <typename Op, template <typename> class Epilogue, int STEP, bool VECTOR>
 __global__ void __launch_bounds__(BMMA_THREADS, 3)
     conv2d_bmma(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
                 const float *__restrict__ alpha, const float *__restrict__ bias,
-                const int *__restrict__ bases, typename Epilogue<Op>::out *__restrict__ output,
+                const int *__restrict__ border, typename Epilogue<Op>::out *__restrict__ output,
                 struct conv_shape s)
 {
+    static_assert(STEP >= BMMA_CLASSES || Op::COUNTS_INPUT, "tap_bases is the AND form's");
     extern __shared__ __align__(16) unsigned char smem[];
     struct bmma_smem &sm = *reinterpret_cast<struct bmma_smem *>(smem);
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int kpad = padded_channels(s.cout);
     int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
-    issue_epilogue_tables(alpha, bias, bases, s, n0, sm, table);
+    if (STEP >= BMMA_TABLES)
+        issue_epilogue_tables(alpha, bias, border, s, n0, sm, table);
+    pixel_rows<STEP >= BMMA_CLASSES>(s, m0, sm);
     struct bmma_counts c;
-    bmma_tile<Op, VECTOR>(input, weights, s, m0, n0, sm, c);
-    if (bases_in_smem(&s, bases))
-        Epilogue<Op>::store(sm, c, table, BN, output, s, m0, n0);
-    else
-        Epilogue<Op>::store(sm, c, bases + n0, padded_channels(s.cout), output, s, m0, n0);
+    bmma_tile<Op, STEP >= BMMA_ROWS ? ROW_TAPS : 1, STEP >= BMMA_RING, VECTOR>(input, weights, s,
+                                                                               m0, n0, sm, c);
+    const int c0 = thread_channel();
+    if constexpr (STEP < BMMA_TABLES) {
+        const struct channel_affine a = affine_from(alpha, bias, s.cout, n0 + c0);
+        if constexpr (STEP < BMMA_CLASSES)
+            Epilogue<Op>::store(sm, c, a, tap_bases{border + n0, kpad}, output, s, m0, n0);
+        else
+            Epilogue<Op>::store(sm, c, a, class_bases{border + n0, kpad}, output, s, m0, n0);
+    } else {
+        const struct channel_affine a = affine_at(sm, c0);
+        if (bases_in_smem(&s, border))
+            Epilogue<Op>::store(sm, c, a, class_bases{table, BN}, output, s, m0, n0);
+        else
+            Epilogue<Op>::store(sm, c, a, class_bases{border + n0, kpad}, output, s, m0, n0);
+    }
 }
 
-/* The layer on packed input and weights, with the table of bases counted by setup. */
-template <typename Op, template <typename> class Epilogue>
+/* The layer on packed input and weights at step STEP, with setup's border tables. */
+template <typename Op, template <typename> class Epilogue, int STEP>
 static void launch_bmma(const struct conv_args *a, const uint32_t *input, const uint32_t *weights,
-                        const int *bases, typename Epilogue<Op>::out *output)
+                        const int *border, typename Epilogue<Op>::out *output)
 {
     const struct conv_shape *s = &a->shape;
-    auto kernel = vector_rows(s, input, weights) ? conv2d_bmma<Op, Epilogue, true>
-                                                 : conv2d_bmma<Op, Epilogue, false>;
+    auto kernel = vector_rows(s, input, weights) ? conv2d_bmma<Op, Epilogue, STEP, true>
+                                                 : conv2d_bmma<Op, Epilogue, STEP, false>;
     const dim3 grid((s->n * s->h * s->w + BM - 1) / BM, (s->cout + BN - 1) / BN);
-    const size_t smem = bmma_smem_bytes(s, bases);
+    const size_t smem = STEP >= BMMA_TABLES ? bmma_smem_bytes(s, border) : sizeof(struct bmma_smem);
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<grid, BMMA_THREADS, smem, a->stream>>>(input, weights, a->scale, a->bias, bases,
+    kernel<<<grid, BMMA_THREADS, smem, a->stream>>>(input, weights, a->scale, a->bias, border,
                                                     output, *s);
     CUDA_CHECK_LAUNCH();
 }

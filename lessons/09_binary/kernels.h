@@ -24,21 +24,30 @@ void launch_conv2d_seed_layout(const struct conv_args *a);
 /* XOR + popcount on the CUDA cores, weights reused from shared memory (3_packed_xnor.cu). */
 void launch_conv2d_packed_xnor(const struct conv_args *a);
 
-/* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc (4_bmma.cu).
- * setup counts each op's base per window class and output channel into scratch (the
- * border correction). */
+/* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc: the ladder of
+ * 4_bmma.cu ... 8_bmma_and.cu, one idea a step. setup counts what the epilogue's border
+ * correction needs into scratch. */
+/* bmma and bmma_ring: each tap's weight popcount per output channel (4_bmma.cu). */
+size_t bmma_tap_scratch_bytes(const struct conv_shape *s);
+void setup_conv2d_bmma(const struct conv_args *a);
+void launch_conv2d_bmma(const struct conv_args *a);
+void launch_conv2d_bmma_ring(const struct conv_args *a);
+/* From bmma_classes on: the op's base per window class and output channel
+ * (6_bmma_classes.cu, the AND form; 8_bmma_and.cu, the XOR form). */
+size_t bmma_scratch_bytes(const struct conv_shape *s);
+void setup_conv2d_bmma_classes(const struct conv_args *a);
+void setup_conv2d_bmma_xor(const struct conv_args *a);
+void launch_conv2d_bmma_classes(const struct conv_args *a);
+void launch_conv2d_bmma_rows(const struct conv_args *a);
 /* Their shared memory per block at most (the table of bases in it where it fits). */
 size_t bmma_smem_per_block(const struct conv_shape *s);
-size_t bmma_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_bmma_and(const struct conv_args *a);
-void setup_conv2d_bmma_xor(const struct conv_args *a);
 void launch_conv2d_bmma_and(const struct conv_args *a);
 void launch_conv2d_bmma_xor(const struct conv_args *a);
 /* The AND kernel writing the signs of its output packed for the next binary layer
- * (5_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_and's. */
+ * (9_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_classes's. */
 void launch_conv2d_bmma_fused(const struct conv_args *a);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
- * (setup packs the weights once, as a network would). */
+ * (setup packs the weights once, as a network would; 8_bmma_and.cu). */
 size_t pack_bmma_scratch_bytes(const struct conv_shape *s);
 void setup_conv2d_pack_bmma_and(const struct conv_args *a);
 void launch_conv2d_pack_bmma_and(const struct conv_args *a);

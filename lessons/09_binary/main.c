@@ -3,9 +3,11 @@
  * alpha[k] = mean |w| of output channel k and zero "same" padding. Each variant adds
  * one idea: the float kernel on signs (binarised, not packed); seed 002's design on
  * packed bits; the same XOR + popcount with reuse through shared memory; the bit
- * tensor cores with .and.popc and with .xor.popc; the AND kernel writing the packed
- * signs of its output, as a binary network's next layer reads them; and the AND kernel
- * with the input's packing inside its timed run.
+ * tensor cores with .and.popc, then, one step at a time, a cp.async ring, the border
+ * correction per window class, stages of 3 taps and the epilogue's tables in shared
+ * memory (bmma_and); bmma_and with .xor.popc; the AND kernel writing the packed signs
+ * of its output, as a binary network's next layer reads them; and the AND kernel with
+ * the input's packing inside its timed run.
  *
  *   build/bin/09_binary --preset bnn-b16c256s28
  *   build/bin/09_binary --preset bnn-b64c512s14 --variant bmma_and
@@ -57,14 +59,52 @@ static const struct conv_variant variants[] = {
      .layout = LAYOUT_BITS,
      .unsupported = channels_fit_grid,
      .run = launch_conv2d_packed_xnor},
-    {.name = "bmma_and",
-     .what = "bit tensor cores, mma m16n8k256 .and.popc, popc(x) from one more mma against ones",
+    {.name = "bmma",
+     .what = "bit tensor cores, mma m16n8k256 .and.popc tap by tap through registers, the "
+             "border from each tap's weight counts",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = bmma_shape_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
+     .scratch_bytes = bmma_tap_scratch_bytes,
+     .setup = setup_conv2d_bmma,
+     .run = launch_conv2d_bmma},
+    {.name = "bmma_ring",
+     .what = "bmma with its stages copied by cp.async into a ring of 3, two in flight",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = bmma_shape_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
+     .scratch_bytes = bmma_tap_scratch_bytes,
+     .setup = setup_conv2d_bmma,
+     .run = launch_conv2d_bmma_ring},
+    {.name = "bmma_classes",
+     .what = "bmma_ring with the border correction O(1): a base per window class and channel",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
      .unsupported = bmma_shape_unsupported,
      .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
      .scratch_bytes = bmma_scratch_bytes,
-     .setup = setup_conv2d_bmma_and,
+     .setup = setup_conv2d_bmma_classes,
+     .run = launch_conv2d_bmma_classes},
+    {.name = "bmma_rows",
+     .what = "bmma_classes with stages of 3 taps of a filter row: their input rows copied once",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = bmma_shape_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
+     .scratch_bytes = bmma_scratch_bytes,
+     .setup = setup_conv2d_bmma_classes,
+     .run = launch_conv2d_bmma_rows},
+    {.name = "bmma_and",
+     .what = "bmma_rows with alpha, bias and the bases copied to shared memory with the first "
+             "stage",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = bmma_shape_unsupported,
+     .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
+     .scratch_bytes = bmma_scratch_bytes,
+     .setup = setup_conv2d_bmma_classes,
      .run = launch_conv2d_bmma_and},
     {.name = "bmma_xor",
      .what = "the same kernel with .xor.popc (emulated on Hopper)",
@@ -84,7 +124,7 @@ static const struct conv_variant variants[] = {
      .unsupported = bmma_shape_unsupported,
      .needs = {.cc = 80, .smem_bytes = bmma_smem_per_block},
      .scratch_bytes = bmma_scratch_bytes,
-     .setup = setup_conv2d_bmma_and,
+     .setup = setup_conv2d_bmma_classes,
      .run = launch_conv2d_bmma_fused},
     {.name = "pack_bmma_and",
      .what = "bmma_and on +1/-1 float NHWC input, packed to bits inside the timed run",

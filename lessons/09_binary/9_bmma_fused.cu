@@ -18,21 +18,20 @@
 #define FULL_WARP 0xffffffffu
 #define QUAD 4
 
-/* The epilogue: each pixel row's signs from its class's bases (rows, stride: where they
- * are, bmma_tile.cuh), one word per quad. */
+/* The epilogue: each pixel row's signs from its bases, one word per quad. */
 template <typename Op> struct sign_bits {
     typedef uint32_t out;
-    static __device__ __forceinline__ void store(const struct bmma_smem &sm,
-                                                 const struct bmma_counts &c, const int *rows,
-                                                 int stride, uint32_t *__restrict__ output,
-                                                 const struct conv_shape &s, int m0, int n0)
+    template <typename Bases>
+    static __device__ __forceinline__ void
+    store(const struct bmma_smem &sm, const struct bmma_counts &c, const struct channel_affine &a,
+          const Bases &bases, uint32_t *__restrict__ output, const struct conv_shape &s, int m0,
+          int n0)
     {
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         const int word_c = warp / WARPS_M * WARP_N, word_k = n0 + word_c; /* the warp's word */
         const int bit0 = 2 * (lane % QUAD), c0 = word_c + bit0, k0 = n0 + c0;
         const int pixels = s.n * s.h * s.w;
         const int words = WORDS_PER_PIXEL(s.cout);
-        const struct channel_affine affine = affine_at(sm, c0);
 #pragma unroll
         for (int i = 0; i < M_FRAGS; i++)
 #pragma unroll
@@ -40,9 +39,10 @@ template <typename Op> struct sign_bits {
                 /* Every lane takes part in the shuffles; only pixels of the image are stored
                  * (those past it have window class 0, so their reads stay in the table). */
                 const int pixel = m0 + warp % WARPS_M * WARP_M + i * 16 + lane / 4 + 8 * h;
+                int2 base[N_FRAGS];
+                bases.at(sm, s, pixel - m0, c0, base);
                 float2 v[N_FRAGS];
-                row_outputs<Op>(affine, c, rows + sm.window_class[pixel - m0] * stride, c0, i, h,
-                                v);
+                row_outputs<Op>(a, c, base, i, h, v);
                 uint32_t bits = 0;
 #pragma unroll
                 for (int j = 0; j < N_FRAGS; j++) {
@@ -60,7 +60,8 @@ template <typename Op> struct sign_bits {
 
 extern "C" void launch_conv2d_bmma_fused(const struct conv_args *a)
 {
-    /* The table of bases is the first thing in scratch (4_bmma.cu, setup_conv2d_bmma_and). */
-    launch_bmma<bmma_and, sign_bits>(a, (const uint32_t *)a->input, (const uint32_t *)a->weights,
-                                     (const int *)a->scratch, (uint32_t *)a->output);
+    /* scratch holds the table of bases (6_bmma_classes.cu, setup_conv2d_bmma_classes). */
+    launch_bmma<bmma_and, sign_bits, BMMA_TABLES>(a, (const uint32_t *)a->input,
+                                                  (const uint32_t *)a->weights,
+                                                  (const int *)a->scratch, (uint32_t *)a->output);
 }
