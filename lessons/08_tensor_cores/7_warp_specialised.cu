@@ -10,7 +10,7 @@
  *   - setmaxnreg moves registers from the producer, which needs few, to the consumers,
  *     which hold the accumulators: 40 and 232 per thread, where the launch gives every
  *     thread the same 168.
- * Step 8 runs this kernel with a 256-wide tile.
+ * Step 8 runs this kernel with a 256-wide tile, step 9 with two blocks per SM.
  *
  *   build/bin/08_tensor_cores --preset unet-256x256 --variant wgmma_fp16_ws
  */
@@ -18,10 +18,19 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
-#define WS_THREADS 384 /* a producer warpgroup and 2 consumer warpgroups */
+#define WS_CONSUMER_THREADS 256 /* 2 consumer warpgroups, threads 0..255 */
 #define WS_CONSUMER_WARPS 8
-/* 65536 registers over 384 threads: 168 each at launch (a multiple of 8). After the
- * exchange, 128 x 40 + 256 x 232 = 64512 of them. */
+/* The producer after them: a warpgroup (setmaxnreg works on whole warpgroups) where
+ * one block fills an SM, a single warp where two blocks share it (step 9), which leaves
+ * 65536 / (2 x 288) = 113 registers per thread, enough for the consumers without
+ * setmaxnreg. */
+template <int BLOCKS> struct ws_layout {
+    static constexpr int PRODUCER_THREADS = BLOCKS == 1 ? 128 : 32;
+    static constexpr int THREADS = WS_CONSUMER_THREADS + PRODUCER_THREADS;
+};
+/* One block of 384 threads gets 168 registers per thread at launch; setmaxnreg then
+ * moves them from the producer, which needs few, to the consumers, which hold the
+ * accumulators: 128 x 40 + 256 x 232 = 64512 of the SM's 65536. */
 #define WS_PRODUCER_REGISTERS 40
 #define WS_CONSUMER_REGISTERS 232
 
@@ -41,14 +50,14 @@ template <int count> static __device__ __forceinline__ void registers_up(void)
 #endif
 }
 
-template <typename Op, int BN>
-__global__ void __launch_bounds__(WS_THREADS, 1)
+template <typename Op, int BN, int BLOCKS>
+__global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
     conv2d_wgmma_ws(const __grid_constant__ CUtensorMap input_map,
                     const __grid_constant__ CUtensorMap weight_map, const float *__restrict__ bias,
                     typename Op::out *__restrict__ output, struct conv_shape s,
                     struct pixel_tiling tiling, int first_tile)
 {
-    typedef tma_tile<typename Op::elem, BN> tile_t;
+    typedef tma_tile<typename Op::elem, BN, BLOCKS> tile_t;
     constexpr int STAGES = tile_t::STAGES;
     extern __shared__ uint4 smem[];
     /* full[i]: stage i's bytes have landed. empty[i]: the consumers are done with it. */
@@ -67,13 +76,13 @@ __global__ void __launch_bounds__(WS_THREADS, 1)
     }
     __syncthreads(); /* the last block-wide barrier: from here on, only mbarriers */
 
-    const int warpgroup = threadIdx.x / 128;
-    if (warpgroup == 0) {
-        registers_down<WS_PRODUCER_REGISTERS>();
+    if (threadIdx.x >= WS_CONSUMER_THREADS) {
+        if constexpr (BLOCKS == 1)
+            registers_down<WS_PRODUCER_REGISTERS>();
         /* The producer: step t fills stage t % STAGES in round t / STAGES of the ring;
          * from the second round on, only once the consumers have emptied the stage in
          * the round before (phase round - 1 of its empty barrier: parity phase ^ 1). */
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == WS_CONSUMER_THREADS) {
             tma_loader<typename Op::elem, BN> loader(&input_map, &weight_map, block, s);
             ring_position<STAGES> at;
             for (int t = 0; t < block.steps; t++) {
@@ -85,10 +94,11 @@ __global__ void __launch_bounds__(WS_THREADS, 1)
         }
         return; /* the producer's other threads have nothing to do */
     }
-    registers_up<WS_CONSUMER_REGISTERS>();
+    if constexpr (BLOCKS == 1)
+        registers_up<WS_CONSUMER_REGISTERS>();
 
-    /* The consumers: warpgroup 1 multiplies pixels 0..63 of the rectangle, 2 the rest. */
-    const int group = warpgroup - 1, lane = threadIdx.x % 32;
+    /* The consumers: warpgroup 0 multiplies pixels 0..63 of the rectangle, 1 the rest. */
+    const int group = threadIdx.x / 128, lane = threadIdx.x % 32;
     float acc[tile_t::ACCUMULATORS] = {};
     int previous = 0;
     ring_position<STAGES> at;
@@ -117,22 +127,26 @@ __global__ void __launch_bounds__(WS_THREADS, 1)
                    [&](int row) { return block.pixel_of(row, s, tiling); });
 }
 
-template <typename Op, int BN> void launch_warp_specialised(const struct conv_args *a)
+template <typename Op, int BN, int BLOCKS> void launch_warp_specialised(const struct conv_args *a)
 {
-    launch_tma_blocks<Op, BN>(a, conv2d_wgmma_ws<Op, BN>, WS_THREADS);
+    launch_tma_blocks<Op, BN, BLOCKS>(a, conv2d_wgmma_ws<Op, BN, BLOCKS>,
+                                      ws_layout<BLOCKS>::THREADS);
 }
 
-template void launch_warp_specialised<mma_fp16, 128>(const struct conv_args *a);
-template void launch_warp_specialised<mma_bf16, 128>(const struct conv_args *a);
-template void launch_warp_specialised<mma_tf32, 128>(const struct conv_args *a);
-template void launch_warp_specialised<mma_fp16, 256>(const struct conv_args *a);
-template void launch_warp_specialised<mma_bf16, 256>(const struct conv_args *a);
-template void launch_warp_specialised<mma_tf32, 256>(const struct conv_args *a);
+template void launch_warp_specialised<mma_fp16, 128, 1>(const struct conv_args *a);
+template void launch_warp_specialised<mma_bf16, 128, 1>(const struct conv_args *a);
+template void launch_warp_specialised<mma_tf32, 128, 1>(const struct conv_args *a);
+template void launch_warp_specialised<mma_fp16, 256, 1>(const struct conv_args *a);
+template void launch_warp_specialised<mma_bf16, 256, 1>(const struct conv_args *a);
+template void launch_warp_specialised<mma_tf32, 256, 1>(const struct conv_args *a);
+template void launch_warp_specialised<mma_fp16, 128, 2>(const struct conv_args *a);
+template void launch_warp_specialised<mma_bf16, 128, 2>(const struct conv_args *a);
+template void launch_warp_specialised<mma_tf32, 128, 2>(const struct conv_args *a);
 
 extern "C" void launch_conv2d_wgmma_fp16_ws(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(__half), a->input, a->weights))
         launch_wgmma_cp_async<mma_fp16>(a);
     else
-        launch_warp_specialised<mma_fp16, 128>(a);
+        launch_warp_specialised<mma_fp16, 128, 1>(a);
 }

@@ -23,9 +23,9 @@ template <typename Op> static void launch(const struct conv_args *a)
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
         launch_wgmma_cp_async<Op>(a);
     else if (a->shape.cout >= TMA_WIDE_COUT)
-        launch_warp_specialised<Op, 256>(a);
+        launch_warp_specialised<Op, 256, 1>(a);
     else
-        launch_warp_specialised<Op, 128>(a);
+        launch_warp_specialised<Op, 128, 1>(a);
 }
 
 extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)

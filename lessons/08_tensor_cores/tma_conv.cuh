@@ -31,21 +31,25 @@
 /* A block's tile, 128 pixels x BN output channels of element type Elem, in a ring of
  * stages: a stage holds A (128 rows of 128 bytes, 16 KB), then B (BN rows: 16 or 32
  * KB). The wgmmas read 2 stages (the one issued now, the one still in flight), the loads
- * run ahead in the others, and a block has 227 KB of shared memory at most.
+ * run ahead in the others, and an SM has 228 KB of shared memory for its BLOCKS blocks.
  *   BN = 128: 6 stages of 32 KB (193 KB with the alignment slack) keep at least 4 steps
  *     of loads in flight; 7 would fit too (225 KB), 8 would not.
  *   BN = 256: 4 stages of 48 KB (193 KB); 5 would need 241 KB. That leaves 2 steps of
  *     loads in flight, but a step is twice the tensor work of a 128-wide one: the loads
- *     run as far ahead in time as 4 narrow steps do. */
-template <typename Elem, int BN> struct tma_tile {
+ *     run as far ahead in time as 4 narrow steps do.
+ *   Two blocks per SM (step 9), BN = 128: 3 stages of 32 KB each (97 KB). */
+template <typename Elem, int BN, int BLOCKS = 1> struct tma_tile {
     static_assert(BN == 128 || BN == 256, "wgmma.m64n128 or m64n256");
+    static_assert(BLOCKS == 1 || (BLOCKS == 2 && BN == 128), "two blocks of 128 x 128");
     static constexpr int ACCUMULATORS = BN / 2; /* 64 x BN fp32 over 128 threads */
-    static constexpr int STAGES = BN == 128 ? 6 : 4;
+    static constexpr int STAGES = BLOCKS == 2 ? 3 : BN == 128 ? 6 : 4;
     static constexpr int BOX_CHANNELS = TMA_ROW_BYTES / sizeof(Elem);
     static constexpr int CHUNKS = (WG_BM + BN) * WG_CHUNKS; /* 16-byte chunks of a stage */
     static constexpr int STAGE_BYTES = CHUNKS * CHUNK_BYTES;
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + WG_SWIZZLE_ATOM;
-    static_assert(SMEM_BYTES + 2 * STAGES * 8 <= 227 * 1024, "the ring fits one SM");
+    /* Per block, the driver keeps 1 KB of the SM's 228 KB; the barriers are static. */
+    static_assert(BLOCKS * (SMEM_BYTES + 1024 + 2 * STAGES * 8) <= 228 * 1024,
+                  "the rings fit one SM");
 };
 
 /* Where a block's 128 pixels lie: rectangles of 2^width_log2 x 128 / 2^width_log2
@@ -194,10 +198,10 @@ static void encode_layer_maps(const struct conv_args *a, const struct pixel_tili
 
 /* Launches a TMA kernel of `threads` threads over the layer: a block per rectangle of
  * 128 pixels and BN output channels. */
-template <typename Op, int BN, typename Kernel>
+template <typename Op, int BN, int BLOCKS = 1, typename Kernel>
 static void launch_tma_blocks(const struct conv_args *a, Kernel kernel, int threads)
 {
-    typedef tma_tile<typename Op::elem, BN> tile_t;
+    typedef tma_tile<typename Op::elem, BN, BLOCKS> tile_t;
     const struct conv_shape *s = &a->shape;
     const struct pixel_tiling tiling = pixel_tiling_of(s);
     CUtensorMap input_map, weight_map;
