@@ -4,9 +4,12 @@ most 5 us in eager mode), on a small problem where that cost shows.
 
 The bare kernel is the C ABI's conv_torch_conv2d called through ctypes with every tensor
 allocated beforehand: its GPU time per call (CUDA events around calls queued behind a
-sleeping kernel, so no host time shows) is the floor. Each way of calling it is timed the
-same way on the GPU, and by the wall clock over back-to-back calls, as a Python loop sees
-it: `above kernel` is that time per call less the bare kernel's GPU time.
+sleeping kernel, so no host time shows) is the floor. conv_lessons.conv2d runs the op's
+implementation itself where nothing needs the dispatcher (conv_lessons/_launch.py); the
+row through torch.ops.conv_lessons.conv2d shows what the dispatcher adds. Each way of
+calling it is timed the same way on the GPU, and by the wall clock over back-to-back
+calls, as a Python loop sees it: `above kernel` is that time per call less the bare
+kernel's GPU time.
 
     python3 python/bench/overhead.py                       # 1 x 16 -> 16, 64x64, 3x3
     python3 python/bench/overhead.py --cin 1 --cout 1 --size 256x256 --csv overhead.csv
@@ -81,6 +84,10 @@ def main():
     calls = [
         ("bare kernel (C ABI through ctypes)", kernel, bare),
         ("conv_lessons.conv2d, eager", kernel, eager),
+        # What conv_lessons.conv2d's eager path spares (conv_lessons/_launch.py): the same
+        # call through PyTorch's dispatcher, as autograd, modes and the profiler take it.
+        ("torch.ops.conv_lessons.conv2d, eager (through the dispatcher)", kernel,
+         lambda: torch.ops.conv_lessons.conv2d(x, w, b, None, None)),
         ("conv_lessons.conv2d, torch.compile", kernel, lambda: compiled_fn(x, w, b)),
         ("conv_lessons.conv2d, torch.compile reduce-overhead (CUDA graph)", kernel,
          lambda: graphed_fn(x, w, b)),

@@ -60,13 +60,18 @@ def format_of(x, precision):
 
 
 def check_device(op, name, t, first="x", on=None):
-    """t on CUDA, on the device of the op's first tensor `on` (named first)."""
+    """t on CUDA, on the device of the op's first tensor `on` (named first, checked
+    before t). Where `on` is on CUDA and t is not on its device, what to do is to move t
+    there, not to CUDA at large (t.cuda() goes to the current device, which need not be
+    on's), so the message names both devices and that move."""
+    if on is not None and t.device != on.device:
+        raise ValueError(f"{name} is on {t.device} but {first} is on {on.device}: "
+                         f"conv_lessons.{op} takes all its tensors on one CUDA device (move it "
+                         f"with {name}.to({first}.device))")
     # meta: shapes only, as the fake kernel sees them.
     if t.device.type not in ("cuda", "meta"):
         raise ValueError(f"{name} is on {t.device}: conv_lessons.{op} runs on CUDA tensors "
                          f"(move it with {name}.cuda())")
-    if on is not None and t.device != on.device:
-        raise ValueError(f"{name} is on {t.device} but {first} is on {on.device}")
 
 
 def _check_dtype(name, t, x):
@@ -80,8 +85,40 @@ def check_float32(op, name, t):
                         f"{name}.float())")
 
 
+# The dimensions of a channels_last (NHWC) tensor from the innermost: C, W, H, N.
+_CHANNELS_LAST_ORDER = (1, 3, 2, 0)
+
+
+def in_memory_format(t, memory_format=torch.contiguous_format):
+    """t.is_contiguous(memory_format=memory_format), also where torch.compile traces t with
+    symbolic sizes (dynamic shapes, which it turns on by itself once a size changes).
+    There PyTorch 2.11 says that a channels_last tensor made in the graph (x * 2,
+    torch.empty_like(x, memory_format=torch.channels_last)) is not channels_last while
+    its strides are, and the fake kernels refused it; such a tensor's strides are read
+    instead, as c10 reads them (a dimension of size 1 takes any stride)."""
+    if t.is_contiguous(memory_format=memory_format):
+        return True
+    if not any(isinstance(v, torch.SymInt) for v in (*t.shape, *t.stride())):
+        return False  # real sizes: PyTorch's answer stands
+    if memory_format == torch.channels_last:
+        if t.dim() != 4:
+            return False
+        order = _CHANNELS_LAST_ORDER
+    elif t.numel() == 0:
+        return True
+    else:
+        order = range(t.dim() - 1, -1, -1)
+    expected = 1
+    for d in order:
+        if t.shape[d] != 1:
+            if t.stride(d) != expected:
+                return False
+            expected = expected * t.shape[d]
+    return True
+
+
 def check_contiguous(name, t):
-    if not t.is_contiguous():
+    if not in_memory_format(t):
         raise ValueError(f"{name} must be contiguous: call {name}.contiguous()")
 
 
@@ -103,7 +140,7 @@ def check_forward_only(op, named, alternative):
 
 def _check_memory_format(name, t, f):
     memory_format, what, fix = _MEMORY_FORMATS[f.layout]
-    if not t.is_contiguous(memory_format=memory_format):
+    if not in_memory_format(t, memory_format):
         raise ValueError(f"{name} must be {what} for {_DESCRIPTIONS[f.dtype]}: call "
                          f"{fix.format(name)}")
 
@@ -166,6 +203,31 @@ def check_inputs(x, weight, bias, precision, kernel=None, op="conv2d"):
     if max(x.numel(), weight.numel(), n * cout * h * w) > INT32_MAX:
         raise NotImplementedError("a tensor of more than 2^31-1 elements: the kernels index "
                                   "with 32-bit integers")
+    return f
+
+
+# check_inputs' answers for the real calls that passed, by what it reads of the tensors:
+# a launch checks afresh only a call unlike those before. (The fake kernels check
+# afresh every time: under torch.compile the sizes may be symbolic.)
+_PASSED = {}
+_PASSED_MAX = 4096
+
+
+def check_inputs_again(x, weight, bias, precision, kernel=None, op="conv2d"):
+    """check_inputs, its Format kept per call signature (devices, dtypes, shapes and
+    strides, which decide everything it checks, with precision, kernel and op; precision
+    and kernel strings or None, as check_arguments makes sure): a layer called again
+    with tensors like the last ones costs one dictionary look-up. A call that raises
+    keeps nothing, so it raises again."""
+    key = (op, precision, kernel, x.device, x.dtype, x.shape, x.stride(), weight.device,
+           weight.dtype, weight.shape, weight.stride(),
+           None if bias is None else (bias.device, bias.dtype, bias.shape, bias.stride()))
+    f = _PASSED.get(key)
+    if f is None:
+        f = check_inputs(x, weight, bias, precision, kernel, op)
+        if len(_PASSED) >= _PASSED_MAX:
+            _PASSED.clear()
+        _PASSED[key] = f
     return f
 
 

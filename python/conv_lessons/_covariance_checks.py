@@ -96,8 +96,10 @@ def check_inputs(mu, gamma, c, out, symmetric):
     else:
         _expect("gamma", gamma, (b, ci, h, w, h, w), f"mu of shape {tuple(mu.shape)}")
         if out.dim() != 5:
+            flat = (" (S flattened to (B, Ho*Wo, Ho*Wo), as the lesson indexes it, is the "
+                    "same memory: pass out.view(B, Ho, Wo, Ho, Wo))" if out.dim() == 3 else "")
             raise ValueError(f"out has shape {tuple(out.shape)}; with the compact 6-D gamma it "
-                             "is S, (B, Ho, Wo, Ho, Wo)")
+                             f"is S, (B, Ho, Wo, Ho, Wo){flat}")
         k = _window(mu, out, layout)
         ho, wo = h - k + 1, w - k + 1
         _expect("out", out, (b, ho, wo, ho, wo), "the compact layout")

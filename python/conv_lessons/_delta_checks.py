@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._checks import INT32_MAX, check_device, check_float32
+from ._checks import INT32_MAX, check_device, check_float32, in_memory_format
 from ._library import DELTA_VARIANTS
 
 _OP = "DeltaConv2d"
@@ -16,7 +16,9 @@ UNIT = 8  # DELTA_UNIT: a tile is a whole number of 8x8 units
 def check_threshold(threshold):
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise TypeError(f"threshold={threshold!r}: give a number")
-    if not (math.isfinite(threshold) and threshold >= 0):
+    # Comparisons, not math.isfinite: under torch.compile(dynamic=True) the threshold is a
+    # symbolic float, which math.isfinite breaks the graph on. NaN fails both.
+    if not (0 <= threshold < math.inf):
         raise ValueError(f"threshold={threshold!r}: a finite number >= 0 (a pixel is applied "
                          "when its largest channel change passes it)")
 
@@ -61,7 +63,7 @@ def check_frame(frame, weight, bias):
         raise ValueError(f"frame has {frame_c} channels; the layer maps {c} to {c}")
     if h < 1 or w < 1:
         raise ValueError(f"frame is {h}x{w}: at least 1x1")
-    if not frame.is_contiguous(memory_format=torch.channels_last):
+    if not in_memory_format(frame, torch.channels_last):
         raise ValueError("frame must be channels_last (NHWC): call "
                          "frame.contiguous(memory_format=torch.channels_last)")
     if h * w * c > INT32_MAX:
@@ -76,17 +78,19 @@ def check_op(out, state, frame, weight, bias):
     the module: the frame, weights (C, C, k, k) channels_last, bias (C,), the output so
     far like the frame, and the state, bytes on the same device."""
     check_frame(frame, weight, bias)
+    for name, t in (("bias", bias), ("out", out), ("state", state)):
+        check_device(_OP, name, t, "frame", frame)
     c, _, k, _ = weight.shape
     if tuple(weight.shape) != (c, c, k, k) or k % 2 == 0 or k > MAX_KSIZE:
         raise ValueError(f"weight has shape {tuple(weight.shape)}; it must be (C, C, k, k), "
                          f"k odd up to {MAX_KSIZE}")
-    if not weight.is_contiguous(memory_format=torch.channels_last):
+    if not in_memory_format(weight, torch.channels_last):
         raise ValueError("weight must be channels_last (KRSC): call "
                          "weight.contiguous(memory_format=torch.channels_last)")
-    if tuple(bias.shape) != (c,) or not bias.is_contiguous():
+    if tuple(bias.shape) != (c,) or not in_memory_format(bias):
         raise ValueError(f"bias has shape {tuple(bias.shape)}; it must be ({c},), contiguous")
     if (out.shape != frame.shape or out.dtype != torch.float32 or out.device != frame.device
-            or not out.is_contiguous(memory_format=torch.channels_last)):
+            or not in_memory_format(out, torch.channels_last)):
         raise ValueError("out must be float32 like the frame: the same shape and device, "
                          "channels_last")
     if state.dtype != torch.uint8 or state.dim() != 1 or state.device != frame.device:

@@ -9,6 +9,7 @@ import ctypes
 import functools
 import os
 import pathlib
+import threading
 
 DTYPES = {"fp32": 0, "tf32": 1, "3xtf32": 2, "fp16": 3, "bf16": 4, "binary": 5}
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -57,10 +58,23 @@ def library():
     return lib
 
 
+_local = threading.local()
+
+
+def _error_buffer():
+    """The thread's buffer for the library's error line, made once (a new one on every
+    call cost a microsecond), emptied before each call."""
+    err = getattr(_local, "err", None)
+    if err is None:
+        err = _local.err = ctypes.create_string_buffer(_ERROR_SIZE)
+    err[0] = b"\0"
+    return err
+
+
 # [page: call]
 def _call(op, function, *args):
     """function(*args, err, err_size), its status raised as op's exception."""
-    err = ctypes.create_string_buffer(_ERROR_SIZE)
+    err = _error_buffer()
     status = getattr(library(), function)(*args, err, _ERROR_SIZE)
     if status != 0:
         raise _EXCEPTIONS.get(status, RuntimeError)(

@@ -27,7 +27,7 @@ from typing import Optional
 
 import torch
 
-from . import _checks
+from . import _checks, _launch
 from .conv2d_op import launch, new_output, no_backward
 
 _OP = "binary_conv2d"
@@ -38,10 +38,15 @@ _OP = "binary_conv2d"
                          tags=(torch.Tag.needs_exact_strides,))
 def _binary_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
                    kernel_name: Optional[str] = None) -> torch.Tensor:
-    f = _checks.check_inputs(x, weight, bias, None, kernel_name, op=_OP)
+    return _run(x, weight, bias, kernel_name)
+
+
+def _run(x, weight, bias, kernel):
+    """The op's implementation: its checks, alpha, then the launch."""
+    f = _checks.check_inputs_again(x, weight, bias, None, kernel, op=_OP)
     # XNOR-Net's scale, on the current stream like the kernels that read it.
     alpha = weight.abs().mean(dim=(1, 2, 3))
-    return launch(_OP, x, weight, bias, alpha, f, kernel_name)
+    return launch(_OP, x, weight, bias, alpha, f, kernel)
 
 
 @_binary_conv2d.register_fake
@@ -60,4 +65,6 @@ def binary_conv2d(x, weight, bias=None, stride=1, padding="same", dilation=1, gr
     scaled by alpha = mean |weight| per output channel, plus bias; the arguments of
     torch.nn.functional.conv2d that the lesson fixes are checked as conv2d checks them."""
     _checks.check_arguments(x, weight, bias, stride, padding, dilation, groups, None, kernel)
+    if _launch.runs_eagerly((x, weight, bias)):  # as conv2d: the op without its dispatch
+        return _run(x, weight, bias, kernel)
     return torch.ops.conv_lessons.binary_conv2d(x, weight, bias, kernel)

@@ -30,7 +30,7 @@ from typing import Optional
 
 import torch
 
-from . import _checks, _covariance_checks, _library
+from . import _checks, _covariance_checks, _launch, _library
 
 _ALTERNATIVE = "the same sum in torch operations"
 
@@ -40,19 +40,26 @@ _ALTERNATIVE = "the same sum in torch operations"
                          tags=(torch.Tag.needs_exact_strides,))
 def _covariance_(mu: torch.Tensor, gamma: torch.Tensor, c: Optional[torch.Tensor],
                  out: torch.Tensor, symmetric: bool = False) -> None:
-    p = _covariance_checks.check_inputs(mu, gamma, c, out, symmetric)
+    _launch_problem(_covariance_checks.check_inputs(mu, gamma, c, out, symmetric), mu, gamma,
+                    c, out, symmetric)
+
+
+def _launch_problem(p, mu, gamma, c, out, symmetric):
+    """out += the term of Problem p (the checks' answer for these tensors), on the
+    current stream."""
     if p.empty:
         return
     device = mu.device.index
-    with torch.cuda.device(device):
+    with _launch.on_device(device):
         _, scratch_bytes = _library.covariance_plan(device, p.shape, p.layout, symmetric)
         # On the current stream: reused only after the kernels, in stream order.
-        scratch = torch.empty(scratch_bytes, dtype=torch.uint8, device=mu.device)
-        _library.covariance(device, torch.cuda.current_stream(device).cuda_stream,
+        scratch = torch.empty(scratch_bytes, dtype=torch.uint8,
+                              device=mu.device) if scratch_bytes else None
+        _library.covariance(device, _launch.stream_handle(device),
                             mu.data_ptr(), gamma.data_ptr(),
                             0 if c is None or p.layout == "compact" else c.data_ptr(),
-                            out.data_ptr(), scratch.data_ptr(), scratch_bytes, p.shape,
-                            p.layout, symmetric)
+                            out.data_ptr(), 0 if scratch is None else scratch.data_ptr(),
+                            scratch_bytes, p.shape, p.layout, symmetric)
 
 
 @_covariance_.register_fake
@@ -64,18 +71,27 @@ def covariance_(mu, gamma, c, out, *, symmetric=False):
     """Adds lesson 10's covariance term into out, in place (the seed's op_slow), and
     returns out."""
     # Before the op's schema sees the arguments: its errors are not in the user's words.
-    _covariance_checks.check_inputs(mu, gamma, c, out, symmetric)
+    p = _covariance_checks.check_inputs(mu, gamma, c, out, symmetric)
     _checks.check_forward_only("covariance_", [("mu", mu), ("gamma", gamma), ("c", c)],
                                _ALTERNATIVE)
-    torch.ops.conv_lessons.covariance_(mu, gamma, c, out, symmetric)
+    # The op's implementation without its dispatch, where nothing would see the
+    # difference (conv2d_op.py, _launch.py); its checks are the ones just made.
+    if _launch.runs_eagerly((mu, gamma, c, out)):
+        _launch_problem(p, mu, gamma, c, out, symmetric)
+        _launch.mutated(out)
+    else:
+        torch.ops.conv_lessons.covariance_(mu, gamma, c, out, symmetric)
     return out
 
 
 def covariance(mu, gamma, c, out, *, symmetric=False):
     """out plus lesson 10's covariance term, in a new tensor."""
-    _covariance_checks.check_inputs(mu, gamma, c, out, symmetric)
+    p = _covariance_checks.check_inputs(mu, gamma, c, out, symmetric)
     _checks.check_forward_only("covariance", [("mu", mu), ("gamma", gamma), ("c", c),
                                               ("out", out)], _ALTERNATIVE)
     result = out.clone()
-    torch.ops.conv_lessons.covariance_(mu, gamma, c, result, symmetric)
+    if _launch.runs_eagerly((mu, gamma, c, result)):
+        _launch_problem(p, mu, gamma, c, result, symmetric)
+    else:
+        torch.ops.conv_lessons.covariance_(mu, gamma, c, result, symmetric)
     return result

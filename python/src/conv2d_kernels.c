@@ -1,7 +1,8 @@
 /* The course's fastest kernel for each convolution, from the measured tables of
  * results/h200/bench.csv: for fp32, lesson 05's strip_ring on single-channel images and
- * lesson 07's implicit_gemm_async on multi-channel layers; on tensor cores, lesson 08's
- * wgmma where its TMA path runs 128-channel tiles and mma.sync elsewhere; for binary
+ * lesson 07's implicit_gemm_async on multi-channel layers; on tensor cores (fp16, bf16,
+ * TF32), lesson 08's wgmma where its TMA path runs 128-channel tiles and mma.sync
+ * elsewhere (results/h200/08_ladder/bench_ba9ba7b.csv for TF32); for binary
  * layers lesson 09's bit tensor cores, its packed_xnor on a GPU without them. Seed 000's
  * naive and tiled kernels (lessons 02 and 04) run when named. */
 #include "conv2d_kernels.h"
@@ -87,6 +88,12 @@ static const struct conv2d_kernel kernels[] = {
      .scratch_bytes = implicit_gemm_scratch_bytes,
      .setup = setup_conv2d_implicit_gemm,
      .run = launch_conv2d_implicit_gemm_async},
+    {.name = "08_tensor_cores/wgmma_tf32",
+     .dtype = DTYPE_TF32,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = WGMMA_CC, .arch_specific = true, .code_cc = wgmma_code_cc},
+     .unsuited = mma_is_faster,
+     .run = launch_conv2d_wgmma_tf32},
     {.name = "08_tensor_cores/mma_tf32",
      .dtype = DTYPE_TF32,
      .layout = LAYOUT_NHWC,

@@ -183,7 +183,9 @@ def test_side_stream_with_queued_work():
 @needs_gpu
 def test_inputs_on_two_devices():
     x, w, _ = inputs((1, 8, 4, 6, 6, 3))
-    with pytest.raises(ValueError, match="weight is on cpu but x is on cuda"):
+    with pytest.raises(ValueError, match=r"weight is on cpu but x is on cuda:0: conv_lessons."
+                                         r"binary_conv2d takes all its tensors on one CUDA "
+                                         r"device \(move it with weight.to\(x.device\)\)"):
         conv_lessons.binary_conv2d(x, w.cpu())
 
 
@@ -231,6 +233,9 @@ BAD_CALLS = [
      TypeError, "kernel=1: give a kernel's name"),
     ("too large", meta((1, 1, 50_000, 50_000)), meta((1, 1, 3, 3)), None, {},
      NotImplementedError, r"2\^31-1 elements"),
+    ("weight on another device", meta((1, 8, 6, 6)),
+     torch.zeros(4, 8, 3, 3).contiguous(memory_format=torch.channels_last), None, {}, ValueError,
+     r"weight is on cpu but x is on meta: .*\(move it with weight.to\(x.device\)\)"),
 ]
 
 
@@ -270,11 +275,17 @@ def test_fake_kernel_raises_as_the_real_one():
             torch.ops.conv_lessons.binary_conv2d(x, w, None, None)
 
 
-def test_compile_traces_without_a_gpu():
-    """torch.compile(fullgraph=True) traces the op through its fake kernel: no graph break."""
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+def test_compile_traces_without_a_gpu(dynamic):
+    """torch.compile(fullgraph=True) traces the op through its fake kernel: no graph break,
+    at a second size too (symbolic sizes, which torch.compile turns on by itself when a
+    size changes: x * 2, made in the graph, is still channels_last for the check)."""
+    torch._dynamo.reset()
     compiled = torch.compile(lambda x, w: torch.relu(conv_lessons.binary_conv2d(x * 2, w)),
-                             fullgraph=True, backend="eager")
-    assert compiled(meta((1, 8, 6, 6)), meta((4, 8, 3, 3))).shape == (1, 4, 6, 6)
+                             fullgraph=True, backend="eager", dynamic=dynamic)
+    for h, w in ((6, 6), (9, 13)):
+        y = compiled(meta((1, 8, h, w)), meta((4, 8, 3, 3)))
+        assert y.shape == (1, 4, h, w) and y.is_contiguous(memory_format=torch.channels_last)
 
 
 def test_backward_raises():

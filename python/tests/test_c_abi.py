@@ -136,3 +136,14 @@ def test_named_kernel_plan(lib):
 def test_layout_without_kernel(lib):
     status, err, _, _ = plan(lib, (1, 2, 3, 8, 8, 3), FP32, NHWC)
     assert status == UNSUPPORTED and "no fp32 kernel in the nhwc layout" in err
+
+
+def test_each_error_its_own_line(lib):
+    """The package's calls share one error buffer a thread (_library._call): a second
+    failing call says its own error, not the first one's."""
+    from conv_lessons import _library
+
+    for shape, message in (((0, 2, 2, 8, 8, 3), "b=0 ci=2 co=2 h=8 w=8: each at least 1"),
+                           ((1, 2, 2, 8, 8, 2), "ksize 2: an odd window")):
+        with pytest.raises(ValueError, match=rf"^conv_lessons.covariance: .*{message}"):
+            _library.covariance_plan(0, shape, "seed", False)

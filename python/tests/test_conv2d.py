@@ -228,6 +228,53 @@ def test_compile_without_graph_break(shape, fmt):
     torch.testing.assert_close(compiled(x, w, b), expected, rtol=0, atol=0)
 
 
+# ---- the eager path: conv_lessons.conv2d without the dispatcher, where nothing sees it ----
+
+@needs_gpu
+def test_eager_call_is_the_op():
+    """conv_lessons.conv2d runs the op's implementation itself on plain CUDA tensors, and
+    hands the call to torch.ops wherever something must see the op: autograd (whose
+    backward raises the forward-only error) and the profiler (which names the op)."""
+    from conv_lessons._launch import runs_eagerly
+
+    x, w, b = inputs((2, 8, 16, 12, 10, 3), "fp32")
+    assert runs_eagerly((x, w, b))
+    torch.testing.assert_close(conv_lessons.conv2d(x, w, b),
+                               torch.ops.conv_lessons.conv2d(x, w, b, None, None), rtol=0, atol=0)
+    w.requires_grad_()
+    assert not runs_eagerly((x, w, b))
+    y = conv_lessons.conv2d(x, w, b)
+    assert y.grad_fn is not None
+    with pytest.raises(NotImplementedError, match="conv2d is forward only"):
+        y.sum().backward()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        conv_lessons.conv2d(x, w.detach(), b)
+    assert "conv_lessons::conv2d" in {e.name for e in prof.events()}
+
+
+@needs_gpu
+def test_eager_call_refuses_as_the_op():
+    """A signature that passed before, then the same shapes with other strides: checked
+    anew, refused; and the refused call refused again."""
+    x, w, b = inputs((1, 4, 8, 9, 11, 3), "fp32")
+    conv_lessons.conv2d(x, w, b)
+    other = x.contiguous(memory_format=torch.channels_last)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="x must be contiguous"):
+            conv_lessons.conv2d(other, w, b)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_another_device_leaves_the_current_one():
+    """x on cuda:1 while cuda:0 is current: the result is right, and cuda:0 is current
+    after the call (the library selects cuda:1 for its launch; the guard restores)."""
+    torch.cuda.set_device(0)
+    x, w, b = (t.to("cuda:1") for t in inputs((1, 4, 8, 9, 11, 3), "fp32"))
+    y = conv_lessons.conv2d(x, w, b)
+    assert y.device == x.device and torch.cuda.current_device() == 0
+    assert_close_to_reference(y, x, w, b, "fp32")
+
+
 # ---- streams ----
 
 
@@ -274,8 +321,12 @@ def test_single_channel_filters_on_two_streams(kernels):
 @needs_gpu
 def test_inputs_on_two_devices():
     x, w, _ = inputs((1, 2, 3, 8, 8, 3), "fp32")
-    with pytest.raises(ValueError, match="weight is on cpu"):
+    with pytest.raises(ValueError, match=r"weight is on cpu but x is on cuda:0: conv_lessons."
+                                         r"conv2d takes all its tensors on one CUDA device "
+                                         r"\(move it with weight.to\(x.device\)\)"):
         conv_lessons.conv2d(x, w.cpu())
+    with pytest.raises(ValueError, match=r"bias is on cpu but x is on cuda:0: .*bias.to\(x"):
+        conv_lessons.conv2d(x, w, torch.zeros(3))
 
 
 @needs_gpu
@@ -309,6 +360,17 @@ def test_cpu_tensor():
     x, w = cpu_inputs()
     with pytest.raises(ValueError, match=r"x is on cpu: .*CUDA tensors \(move it with x.cuda"):
         conv_lessons.conv2d(x, w)
+
+
+def test_tensors_on_two_devices_without_a_gpu():
+    """x on meta stands for x on a GPU: a tensor elsewhere is named with the move that puts
+    it beside x (weight.cuda() would go to the current device, which need not be x's)."""
+    x, w = cpu_inputs()
+    with pytest.raises(ValueError, match=r"weight is on cpu but x is on meta: conv_lessons.conv2d "
+                                         r"takes .* \(move it with weight.to\(x.device\)\)"):
+        conv_lessons.conv2d(meta(x), w)
+    with pytest.raises(ValueError, match=r"bias is on cpu but x is on meta: .*bias.to\(x.device"):
+        conv_lessons.conv2d(meta(x), meta(w), torch.zeros(3))
 
 
 BAD_CALLS = [
@@ -444,12 +506,63 @@ def test_fake_kernel_raises_as_the_real_one():
             torch.ops.conv_lessons.conv2d(x, w, None, None)
 
 
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_compile_traces_without_a_gpu(fmt, dynamic):
+    """torch.compile(fullgraph=True) traces the op through its fake kernel: no graph break,
+    at a second size too. There torch.compile turns symbolic sizes on by itself, and x * 2,
+    made in the graph, must still pass the memory-format check (PyTorch 2.11 said a
+    channels_last tensor made there was not one)."""
+    dtype, precision, memory_format, _ = FORMATS[fmt]
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, w: torch.relu(conv_lessons.conv2d(
+        x * 2, w, precision=precision)), fullgraph=True, backend="eager", dynamic=dynamic)
+    for h, w in ((8, 8), (9, 13)):
+        x, wt = (meta(t, memory_format) for t in cpu_inputs(h=h, w=w, dtype=dtype))
+        y = compiled(x, wt)
+        assert y.shape == (1, 3, h, w) and y.dtype == dtype
+        assert y.is_contiguous(memory_format=memory_format)
+
+
 def test_backward_raises():
     x, w = cpu_inputs()
     x, w = meta(x), meta(w).requires_grad_()
     y = conv_lessons.conv2d(x, w)
     with pytest.raises(NotImplementedError, match="forward only: .*torch.no_grad()"):
         y.sum().backward()
+
+
+def test_checks_kept_per_signature():
+    """check_inputs_again, the eager path's checks: a call like one that passed passes
+    from the look-up; one whose strides, precision or dtype differ is checked anew; one
+    that raised raises again."""
+    from conv_lessons import _checks
+
+    x, w = (meta(t) for t in cpu_inputs())
+    for _ in range(2):
+        assert _checks.check_inputs_again(x, w, None, None) == _checks.Format("fp32", "nchw")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="x must be contiguous"):
+            _checks.check_inputs_again(meta(x, torch.channels_last), w, None, None)
+        with pytest.raises(ValueError, match="x must be channels_last"):
+            _checks.check_inputs_again(x, w, None, "tf32")
+        with pytest.raises(TypeError, match="weight is torch.float16"):
+            _checks.check_inputs_again(x, w.half(), None, None)
+
+
+def test_eager_path_leaves_to_the_op():
+    """Where the dispatcher must see the call, conv_lessons.conv2d hands it to torch.ops:
+    tensors that are not on CUDA (the op's own errors), fake tensors, modes."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from conv_lessons._launch import runs_eagerly
+
+    x, w = cpu_inputs()
+    assert not runs_eagerly((x, w, None))
+    assert not runs_eagerly((meta(x), meta(w), None))
+    with FakeTensorMode():
+        fake = torch.empty(1, 2, 8, 8, device="cuda")
+        assert not runs_eagerly((fake,))
 
 
 # ---- kernel=, without a GPU ----

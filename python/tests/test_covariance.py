@@ -44,7 +44,8 @@ def draw(shape, layout, seed=0, device="cuda"):
     diagonal blocks uniform in [-1, 1), each block symmetric as a covariance is; c in
     [0, 1); out's blocks in [-1, 1); in the seed's layout everything else NaN."""
     b, ci, co, h, w, k = shape
-    p, q = h * w, (h - k + 1) * (w - k + 1)
+    ho, wo = h - k + 1, w - k + 1
+    p, q = h * w, ho * wo
     g = torch.Generator().manual_seed(seed)
 
     def uniform(*size):
@@ -55,7 +56,8 @@ def draw(shape, layout, seed=0, device="cuda"):
     gd = (gd + gd.transpose(-1, -2)) / 2
     c = torch.rand(co, generator=g)
     if layout == "compact":
-        tensors = mu, gd.view(b, ci, h, w, h, w), c, uniform(b, q, q)
+        # S in the op's layout, (B, Ho, Wo, Ho, Wo), as the lesson's compact files hold it.
+        tensors = mu, gd.view(b, ci, h, w, h, w), c, uniform(b, ho, wo, ho, wo)
     else:
         gamma = torch.full((b, ci, p, ci, p), float("nan"))
         out = torch.full((b, co, q, co, q), float("nan"))
@@ -63,8 +65,7 @@ def draw(shape, layout, seed=0, device="cuda"):
             gamma[:, i, :, i, :] = gd[:, i]
         for i in range(co):
             out[:, i, :, i, :] = uniform(b, q, q)
-        tensors = mu, gamma.view(b, ci, h, w, ci, h, w), c, out.view(
-            b, co, h - k + 1, w - k + 1, co, h - k + 1, w - k + 1)
+        tensors = mu, gamma.view(b, ci, h, w, ci, h, w), c, out.view(b, co, ho, wo, co, ho, wo)
     return [t.to(device) for t in tensors]
 
 
@@ -210,9 +211,21 @@ def test_side_stream_with_queued_work(layout):
 
 
 @needs_gpu
+def test_in_place_moves_the_version_on():
+    """covariance_ writes out as an in-place op does, on the eager path too (which skips
+    the dispatcher): out's version moves on, so autograd refuses a saved copy of it."""
+    mu, gamma, c, out = draw((1, 2, 2, 6, 6, 3), "compact")
+    before = out._version
+    conv_lessons.covariance_(mu, gamma, c, out)
+    assert out._version > before
+
+
+@needs_gpu
 def test_tensors_on_two_devices():
     mu, gamma, c, out = draw((1, 2, 2, 6, 6, 3), "compact")
-    with pytest.raises(ValueError, match="gamma is on cpu but mu is on cuda"):
+    with pytest.raises(ValueError, match=r"gamma is on cpu but mu is on cuda:0: conv_lessons."
+                                         r"covariance takes all its tensors on one CUDA device "
+                                         r"\(move it with gamma.to\(mu.device\)\)"):
         conv_lessons.covariance(mu, gamma.cpu(), c, out)
 
 
@@ -254,6 +267,10 @@ BAD_CALLS = [
     ("mu 3-D", replace(compact(), 0, meta(3, 9, 9)), {}, ValueError, r"\(B, Ci, H, W\)"),
     ("compact out 7-D", replace(compact(), 3, meta(2, 1, 7, 7, 1, 7, 7)), {}, ValueError,
      r"with the compact 6-D gamma it is S, \(B, Ho, Wo, Ho, Wo\)"),
+    ("compact out flattened", replace(compact(), 3, meta(2, 49, 49)), {}, ValueError,
+     r"\(B, Ho, Wo, Ho, Wo\) \(S flattened to \(B, Ho\*Wo, Ho\*Wo\).*out.view"),
+    ("gamma on another device", replace(compact(), 1, torch.zeros(2, 3, 9, 9, 9, 9)), {},
+     ValueError, r"gamma is on cpu but mu is on meta: .*\(move it with gamma.to\(mu.device\)\)"),
     ("seed out 5-D", replace(seed(), 3, meta(2, 7, 7, 7, 7)), {}, ValueError,
      "with the seed's 7-D gamma it is the seed's 7-D output"),
     ("even window", replace(compact(), 3, meta(2, 8, 8, 8, 8)), {}, NotImplementedError,
@@ -308,13 +325,17 @@ def test_meta_tensors_give_the_shape(layout):
     assert result.shape == tensors[3].shape and result.device.type == "meta"
 
 
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
 @pytest.mark.parametrize("layout", ["seed", "compact"])
-def test_compile_traces_without_a_gpu(layout):
-    """torch.compile(fullgraph=True) traces the op through its fake kernel: no graph break."""
+def test_compile_traces_without_a_gpu(layout, dynamic):
+    """torch.compile(fullgraph=True) traces the op through its fake kernel: no graph break,
+    at a second size too (symbolic sizes once a size changes)."""
+    torch._dynamo.reset()
     compiled = torch.compile(lambda mu, gamma, c, out: conv_lessons.covariance(
-        mu * 0.5, gamma, c, out) + 1, fullgraph=True, backend="eager")
-    tensors = seed() if layout == "seed" else compact()
-    assert compiled(*tensors).shape == tensors[3].shape
+        mu * 0.5, gamma, c, out) + 1, fullgraph=True, backend="eager", dynamic=dynamic)
+    for h in (9, 11):
+        tensors = seed(h=h) if layout == "seed" else compact(h=h)
+        assert compiled(*tensors).shape == tensors[3].shape
 
 
 def test_fake_kernel_raises_as_the_real_one():

@@ -330,11 +330,17 @@ def test_from_conv2d_copies():
     assert "threshold=0.1, tile=16, variant='tile_mask'" in repr(layer)
 
 
-def test_compile_traces_without_a_gpu():
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+def test_compile_traces_without_a_gpu(dynamic):
     """torch.compile(fullgraph=True) traces the module through its ops' fake kernels, a new
-    sequence's allocation included: no graph break."""
+    sequence's allocation included: no graph break. With symbolic sizes too: torch.compile
+    turns them on by itself when a frame's size changes (the third frame here, or the first
+    where a compiled layer saw other sizes before), and the output the module allocates in
+    the graph must pass the op's channels_last check (PyTorch 2.11 said it did not).
+    Dynamo's caches are emptied first, so the test means the same wherever it runs."""
+    torch._dynamo.reset()
     layer = conv_lessons.DeltaConv2d(8, 3, device="meta")
-    compiled = torch.compile(layer, fullgraph=True, backend="eager")
+    compiled = torch.compile(layer, fullgraph=True, backend="eager", dynamic=dynamic)
     with torch.no_grad():
         for shape in ((1, 8, 16, 16), (1, 8, 16, 16), (1, 8, 9, 17)):
             assert compiled(meta_frame(*shape)).shape == shape
@@ -367,6 +373,12 @@ BAD_OP_CALLS = [
         memory_format=torch.channels_last)), "out must be float32 like the frame"),
     ("state dtype", lambda: dict(state=torch.empty(16, device="cuda")),
      "state must be a 1-D uint8 tensor"),
+    ("bias on another device", lambda: dict(bias=torch.empty(8)),
+     r"bias is on cpu but frame is on cuda:0: .*\(move it with bias.to\(frame.device\)\)"),
+    ("out on another device", lambda: dict(out=torch.empty(1, 8, 6, 6).contiguous(
+        memory_format=torch.channels_last)), r"out is on cpu but frame is on cuda:0"),
+    ("state on another device", lambda: dict(state=torch.empty(64, dtype=torch.uint8)),
+     r"state is on cpu but frame is on cuda:0"),
 ]
 
 
