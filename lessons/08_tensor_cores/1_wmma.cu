@@ -56,6 +56,7 @@ __global__ void __launch_bounds__(WMMA_THREADS)
         for (int j = 0; j < FRAGS; j++)
             wmma::fill_fragment(acc[i][j], 0.0f);
 
+    /* [page: wmma-one-tile] */
     for (int t = 0; t < ceil_div(load.depth, loader_t::BK); t++) {
         load.template load<VECTOR, false>(a_tile, b_tile);
         load.template advance<VECTOR>();
@@ -77,6 +78,7 @@ __global__ void __launch_bounds__(WMMA_THREADS)
         }
         __syncthreads(); /* the tile is read before the next load overwrites it */
     }
+    /* [/page: wmma-one-tile] */
 
     /* Which lane holds which accumulator is opaque: store the fragments to shared
      * memory, then write the tile out with the bias, channels contiguous. */

@@ -31,6 +31,7 @@ struct lane_fragments {
         constexpr int ROW_WORDS = CHUNKS * CHUNK_BYTES / 4;
         const uint32_t *a_words = reinterpret_cast<const uint32_t *>(a_tile);
         const uint32_t *b_words = reinterpret_cast<const uint32_t *>(b_tile);
+        /* [page: lane-words] */
         const int lane = threadIdx.x % 32;
         const int word = step * KSTEP_CHUNKS * CHUNK_BYTES / 4 + lane % 4;
 #pragma unroll
@@ -47,6 +48,7 @@ struct lane_fragments {
             b[j][0] = row[0];
             b[j][1] = row[4];
         }
+        /* [/page: lane-words] */
     }
 };
 

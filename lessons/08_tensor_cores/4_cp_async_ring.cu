@@ -50,6 +50,7 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
         commit_copies();
     }
 
+    /* [page: ring-loop] */
     for (int t = 0; t < tiles; t++) {
         wait_copies<T::STAGES - 2>();
         /* Tile t landed for everyone, and everyone is done with tile t - 1, whose
@@ -66,6 +67,7 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
         const uint4 *a_tile = ring + t % T::STAGES * T::TILE_CHUNKS;
         multiply_stage<T, ldmatrix_fragments>(acc, a_tile, a_tile + T::BM * T::CHUNKS, wm, wn);
     }
+    /* [/page: ring-loop] */
     acc.finish();
     store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn);
 }

@@ -24,10 +24,12 @@
  * one block fills an SM, a single warp where two blocks share it (step 9), which leaves
  * 65536 / (2 x 288) = 113 registers per thread, enough for the consumers without
  * setmaxnreg. */
+/* [page: ws-layout] */
 template <int BLOCKS> struct ws_layout {
     static constexpr int PRODUCER_THREADS = BLOCKS == 1 ? 128 : 32;
     static constexpr int THREADS = WS_CONSUMER_THREADS + PRODUCER_THREADS;
 };
+/* [/page: ws-layout] */
 /* One block of 384 threads gets 168 registers per thread at launch; setmaxnreg then
  * moves them from the producer, which needs few, to the consumers, which hold the
  * accumulators: 128 x 40 + 256 x 232 = 64512 of the SM's 65536. */
@@ -82,6 +84,7 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
         /* The producer: step t fills stage t % STAGES in round t / STAGES of the ring;
          * from the second round on, only once the consumers have emptied the stage in
          * the round before (phase round - 1 of its empty barrier: parity phase ^ 1). */
+        /* [page: producer] */
         if (threadIdx.x == WS_CONSUMER_THREADS) {
             tma_loader<typename Op::elem, BN> loader(&input_map, &weight_map, block, s);
             ring_position<STAGES> at;
@@ -92,6 +95,7 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
                 at.advance();
             }
         }
+        /* [/page: producer] */
         return; /* the producer's other threads have nothing to do */
     }
     if constexpr (BLOCKS == 1)
@@ -102,6 +106,7 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
     float acc[tile_t::ACCUMULATORS] = {};
     int previous = 0;
     ring_position<STAGES> at;
+    /* [page: consumer-release] */
     for (int t = 0; t < block.steps; t++) {
         /* Step t's bytes: round t / STAGES of full[at.stage] (the producer cannot be a
          * round ahead: it waits for this stage's release, which comes after this). */
@@ -120,6 +125,7 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
         previous = at.stage;
         at.advance();
     }
+    /* [/page: consumer-release] */
     wgmma_wait<0>();
     pin_accumulators(acc);
 

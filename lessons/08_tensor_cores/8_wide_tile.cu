@@ -18,6 +18,7 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
+/* [page: wide-tile-launch] */
 template <typename Op> static void launch(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
@@ -27,6 +28,7 @@ template <typename Op> static void launch(const struct conv_args *a)
     else
         launch_warp_specialised<Op, 128, 1>(a);
 }
+/* [/page: wide-tile-launch] */
 
 extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
 {

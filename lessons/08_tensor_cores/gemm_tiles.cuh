@@ -35,6 +35,7 @@ using raw_bits = typename std::conditional<sizeof(Elem) == 2, uint16_t, uint32_t
  * ldmatrix reads at one chunk column fall in 8 different 16-byte bank groups (a
  * 128-byte line holds 8 chunks: 128 / (16 * CHUNKS) rows). Without it, rows that
  * share a line offset share banks: a 4-way conflict for 64-byte rows. */
+/* [page: swizzle] */
 template <int CHUNKS, bool SWIZZLE>
 static __host__ __device__ __forceinline__ int tile_chunk(int row, int chunk)
 {
@@ -43,6 +44,7 @@ static __host__ __device__ __forceinline__ int tile_chunk(int row, int chunk)
         return row * CHUNKS + chunk;
     return row * CHUNKS + (chunk ^ (row / (8 / CHUNKS) % CHUNKS));
 }
+/* [/page: swizzle] */
 
 /* A 16-byte chunk's copy: cp.async when it lies inside, zeros when outside. The
  * source must be a valid address either way. */

@@ -25,6 +25,7 @@ struct ldmatrix_fragments {
                                                 const uint4 *a_tile, const uint4 *b_tile, int wm,
                                                 int wn, int step)
     {
+        /* [page: ldmatrix-a] */
         const int lane = threadIdx.x % 32;
         /* A: lanes 0-15 point at rows 0-15 of the first chunk of the step, lanes 16-31
          * at the same rows of the second: the four 8x8 matrices of the 16x(32 bytes)
@@ -34,6 +35,7 @@ struct ldmatrix_fragments {
             const int row = wm + i * 16 + lane % 16, chunk = step * KSTEP_CHUNKS + lane / 16;
             ldmatrix_x4(a[i], a_tile + tile_chunk<CHUNKS, true>(row, chunk));
         }
+        /* [/page: ldmatrix-a] */
         /* B: one ldmatrix.x4 holds two 8-channel fragments: channels 0-7 (both chunks),
          * then channels 8-15. */
 #pragma unroll

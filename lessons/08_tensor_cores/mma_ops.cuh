@@ -44,12 +44,14 @@ multiply_fragments(float (&acc)[MT][NT][4], const uint32_t (&a)[MT][4], const ui
 #define MMA_SYNC(instruction, d, a, b) __trap()
 #endif
 
+/* [page: mma-f16] */
 struct mma_f16_m16n8k16 {
     static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])
     {
         MMA_SYNC("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", d, a, b);
     }
 };
+/* [/page: mma-f16] */
 
 struct mma_bf16_m16n8k16 {
     static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])
@@ -201,6 +203,7 @@ struct mma_3xtf32 {
         {
             zero(tile);
         }
+        /* [page: split-accumulators] */
         __device__ __forceinline__ void multiply(uint32_t (&a)[MT][4], uint32_t (&b)[NT][2])
         {
             uint32_t a_small[MT][4], b_small[NT][2];
@@ -222,6 +225,7 @@ struct mma_3xtf32 {
         {
             add_to(sum, small);
         }
+        /* [/page: split-accumulators] */
     };
 };
 

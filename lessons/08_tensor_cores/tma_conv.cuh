@@ -138,6 +138,7 @@ template <typename Elem, int BN> struct tma_loader {
      * full boxes count, zeros included. */
     __device__ __forceinline__ void load(uint4 *stage, uint64_t *full)
     {
+        /* [page: tma-load] */
         const int radius = ksize / 2;
         barrier_expect_bytes(full, tile_t::STAGE_BYTES);
         tma_load_4d(stage, input_map, full, c0, block.x0 + tap_s - radius,
@@ -151,6 +152,7 @@ template <typename Elem, int BN> struct tma_loader {
                 tap_r++;
             }
         }
+        /* [/page: tma-load] */
     }
 };
 

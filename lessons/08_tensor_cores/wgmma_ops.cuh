@@ -201,6 +201,7 @@ template <typename Op, int BN>
 static __device__ __forceinline__ void multiply_step(float (&acc)[BN / 2], const uint4 *a_tile,
                                                      const uint4 *b_tile)
 {
+    /* [page: multiply-step] */
     const uint64_t a_desc = tile_descriptor(a_tile), b_desc = tile_descriptor(b_tile);
     pin_accumulators(acc);
     wgmma_fence();
@@ -210,6 +211,7 @@ static __device__ __forceinline__ void multiply_step(float (&acc)[BN / 2], const
         wgmma_op<Op, BN>::run(acc, descriptor_plus(a_desc, k * WG_KSTEP_BYTES),
                               descriptor_plus(b_desc, k * WG_KSTEP_BYTES));
     wgmma_commit();
+    /* [/page: multiply-step] */
 }
 
 /* Adds the bias and stores warpgroup `group`'s 64 rows of a 128 x BN tile. The
