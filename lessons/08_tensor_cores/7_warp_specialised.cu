@@ -36,22 +36,6 @@ template <int BLOCKS> struct ws_layout {
 #define WS_PRODUCER_REGISTERS 40
 #define WS_CONSUMER_REGISTERS 232
 
-/* Gives up (dec) or asks for (inc) registers, per thread of the warpgroup, down or up to
- * the count named (PTX ISA, "setmaxnreg"). Every warp of the warpgroup executes it. */
-template <int count> static __device__ __forceinline__ void registers_down(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
-#endif
-}
-
-template <int count> static __device__ __forceinline__ void registers_up(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
-#endif
-}
-
 template <typename Op, int BN, int BLOCKS>
 __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
     conv2d_wgmma_ws(const __grid_constant__ CUtensorMap input_map,

@@ -43,6 +43,7 @@ void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
 void launch_conv2d_wgmma_tf32(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_2blocks(const struct conv_args *a);
+void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a);
 
 /* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch
  * package, lesson 12): its TMA path needs whole 16-byte rows of channels (8 fp16 or

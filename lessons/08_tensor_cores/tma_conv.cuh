@@ -94,12 +94,18 @@ template <typename Elem, int BN> struct tma_block {
 
     __device__ tma_block(const struct conv_shape &s, const struct pixel_tiling &tiling,
                          int first_tile)
+        : tma_block(s, tiling, first_tile + blockIdx.y, blockIdx.x * BN)
     {
-        const int tile = first_tile + blockIdx.y;
+    }
+
+    /* Rectangle `tile` and output channels first_out.. (step 10's blocks walk tiles). */
+    __device__ tma_block(const struct conv_shape &s, const struct pixel_tiling &tiling, int tile,
+                         int first_out)
+    {
         n = tile / tiling.tiles_x / tiling.tiles_y;
         x0 = tile % tiling.tiles_x << tiling.width_log2;
         y0 = tile / tiling.tiles_x % tiling.tiles_y * (WG_BM >> tiling.width_log2);
-        j0 = blockIdx.x * BN;
+        j0 = first_out;
         taps_overlapping(y0, WG_BM >> tiling.width_log2, s.h, s.ksize, &r_lo, &r_hi);
         taps_overlapping(x0, 1 << tiling.width_log2, s.w, s.ksize, &s_lo, &s_hi);
         steps = (r_hi - r_lo + 1) * (s_hi - s_lo + 1) * ceil_div(s.cin, BOX_CHANNELS);

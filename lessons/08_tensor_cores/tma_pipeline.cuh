@@ -48,6 +48,14 @@ template <int STAGES> struct ring_position {
             phase ^= 1;
         }
     }
+
+    /* `steps` steps on at once, for a reader that lets others' steps go by. */
+    __device__ __forceinline__ void skip(int steps)
+    {
+        stage += steps;
+        phase ^= stage / STAGES & 1;
+        stage %= STAGES;
+    }
 };
 
 static __device__ __forceinline__ uint32_t smem_address(const void *p)

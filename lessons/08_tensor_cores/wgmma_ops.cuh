@@ -149,6 +149,22 @@ static __device__ __forceinline__ void fence_async_proxy(void)
 #endif
 }
 
+/* Gives up (dec) or asks for (inc) registers, per thread of the warpgroup, down or up to
+ * the count named (PTX ISA, "setmaxnreg"). Every warp of the warpgroup executes it. */
+template <int count> static __device__ __forceinline__ void registers_down(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
+#endif
+}
+
+template <int count> static __device__ __forceinline__ void registers_up(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
+#endif
+}
+
 /* The wgmma of 128 x BN block tiles: m64n<BN>k<K> on the storage type of Op, K being
  * 32 bytes of it (16 fp16 or bf16 values, 8 TF32). */
 template <typename Op, int BN> struct wgmma_op;
