@@ -39,9 +39,11 @@ extern "C" void setup_conv2d_float_sign(const struct conv_args *a)
 
 extern "C" void launch_conv2d_float_sign(const struct conv_args *a)
 {
+    /* [page: float-sign] */
     struct conv_args sums = *a;
     sums.bias = NULL;
     launch_conv2d_implicit_gemm_async(&sums);
+    /* [/page: float-sign] */
     const struct conv_shape *s = &a->shape;
     const long long total = (long long)s->n * s->cout * s->h * s->w;
     const unsigned blocks = (unsigned)((total + SCALE_BLOCK - 1) / SCALE_BLOCK);

@@ -30,6 +30,7 @@ __global__ void conv2d_seed_layout(const uint32_t *__restrict__ input,
     const int x = pixel % s.w, y = pixel / s.w % s.h, n = pixel / (s.w * s.h);
     const int words = WORDS_PER_PIXEL(s.cin), taps = s.ksize * s.ksize, r = s.ksize / 2;
     const struct tap_window t = tap_window_at(y, x, &s);
+    /* [page: seed-loop] */
     for (int k = threadIdx.x; k < s.cout; k += blockDim.x) {
         int mismatches = 0;
         for (int word = 0; word < words; word++)
@@ -43,6 +44,7 @@ __global__ void conv2d_seed_layout(const uint32_t *__restrict__ input,
         output[(size_t)pixel * s.cout + k] =
             binary_output(alpha, bias, k, sum_from_mismatches(s.cin, valid_taps(t), mismatches));
     }
+    /* [/page: seed-loop] */
 }
 
 extern "C" void launch_conv2d_seed_layout(const struct conv_args *a)

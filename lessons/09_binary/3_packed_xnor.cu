@@ -46,6 +46,7 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
                 pixel < pixels && y + di >= 0 && y + di < s.h && x + dj >= 0 && x + dj < s.w;
             src[p] = inside ? pixel + di * s.w + dj : -1;
         }
+        /* [page: xnor-chunk] */
         for (int w0 = 0; w0 < words; w0 += XN_CHUNK_WORDS) {
             const int chunk = min(XN_CHUNK_WORDS, words - w0);
             __syncthreads(); /* the previous chunk's readers are done */
@@ -64,6 +65,7 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
                         mismatches[p] += __popc(input[(size_t)src[p] * words + w0 + word] ^ w);
             }
         }
+        /* [/page: xnor-chunk] */
     }
     if (k >= s.cout)
         return;

@@ -43,6 +43,7 @@ template <typename Op> struct sign_bits {
                 bases.at(sm, s, pixel - m0, c0, base);
                 float2 v[N_FRAGS];
                 row_outputs<Op>(a, c, base, i, h, v);
+                /* [page: sign-bits] */
                 uint32_t bits = 0;
 #pragma unroll
                 for (int j = 0; j < N_FRAGS; j++) {
@@ -54,6 +55,7 @@ template <typename Op> struct sign_bits {
                 bits |= __shfl_xor_sync(FULL_WARP, bits, 2);
                 if (pixel < pixels && lane % QUAD == 0 && word_k < s.cout)
                     output[(size_t)pixel * words + word_k / BITS_PER_WORD] = bits;
+                /* [/page: sign-bits] */
             }
     }
 };

@@ -83,6 +83,7 @@ sum_from_xor_popc(int channels, int taps, int xor_pop, int outside_weight_pop)
     return sum_from_mismatches(channels, taps, xor_pop - outside_weight_pop);
 }
 
+/* [page: and-form] */
 /* AND form: popc(x ^ w) = popc(x) + popc(w) - 2 popc(x & w), over the valid taps. A
  * zero word outside the image adds nothing to popc(x) or popc(x & w); popc(w) is
  * summed over the valid taps alone. */
@@ -91,12 +92,14 @@ sum_from_and_popc(int channels, int taps, int and_pop, int input_pop, int inside
 {
     return sum_from_mismatches(channels, taps, input_pop + inside_weight_pop - 2 * and_pop);
 }
+/* [/page: and-form] */
 
 /* The same two forms with everything that depends on the window and the channel but not
  * on the input folded into one integer per (window class, channel), the form's value at
  * zero counts, so that the epilogue does O(1) work per output:
  *   AND: sum = and_base - 2 popc(x) + 4 popc(x & w),  and_base = taps C - 2 inside_weight_pop
  *   XOR: sum = xor_base - 2 popc(x ^ w),              xor_base = taps C + 2 outside_weight_pop */
+/* [page: class-base] */
 static __host__ __device__ __forceinline__ int and_sum_base(int channels, int taps,
                                                             int inside_weight_pop)
 {
@@ -108,6 +111,7 @@ static __host__ __device__ __forceinline__ int sum_from_and_base(int base, int a
 {
     return base - 2 * input_pop + 4 * and_pop;
 }
+/* [/page: class-base] */
 
 static __host__ __device__ __forceinline__ int xor_sum_base(int channels, int taps,
                                                             int outside_weight_pop)

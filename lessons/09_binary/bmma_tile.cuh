@@ -63,7 +63,9 @@
 #define BASES_BLOCK 256
 #define MIN_CC 80
 
+/* [page: steps] */
 enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES };
+/* [/page: steps] */
 
 #if __CUDA_ARCH__ >= MIN_CC * 10
 #define BMMA_SYNC(instruction, d, a, b)                                                            \
@@ -76,6 +78,7 @@ enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES };
 
 /* Each op: its instruction, its value at zero counts per (window class, channel)
  * (binary_ops.cuh; setup counts it), and how its count becomes the sum of x * w. */
+/* [page: bmma-and-op] */
 struct bmma_and {
     static constexpr bool COUNTS_INPUT = true;
     static __device__ __forceinline__ void run(int d[4], const uint32_t a[4], const uint32_t b[2])
@@ -93,6 +96,7 @@ struct bmma_and {
         return sum_from_and_base(base, count, input_pop);
     }
 };
+/* [/page: bmma-and-op] */
 
 struct bmma_xor {
     static constexpr bool COUNTS_INPUT = false;
@@ -270,6 +274,7 @@ static __device__ __forceinline__ void issue_epilogue_tables(const float *__rest
         else
             sm.shift[c] = 0.0f;
     }
+    /* [page: epilogue-tables] */
     if (!bases_in_smem(&s, bases))
         return;
     const int chunks = window_classes(s.h, s.ksize) * window_classes(s.w, s.ksize) * (BN / 4);
@@ -278,6 +283,7 @@ static __device__ __forceinline__ void issue_epilogue_tables(const float *__rest
             reinterpret_cast<float *>(table + c * 4),
             reinterpret_cast<const float *>(bases + (size_t)(c / 16) * kpad + n0 + c % 16 * 4),
             true);
+    /* [/page: epilogue-tables] */
 }
 
 /* The block's pixel rows, once, before the loop: the only divisions of the kernel. The
@@ -359,6 +365,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
 
     struct stage_at issued = {0, 0, 0};
     auto issue = [&](int step) {
+        /* [page: stage-issue] */
         uint32_t *stage = sm.ring[ASYNC ? step % STAGES : 0];
         const int width = min(TAPS, ksize - issued.dj0);
         const int a_first = m0 + (issued.ti - r) * s.w + issued.dj0 - r;
@@ -379,6 +386,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             }
         }
         issued.next(TAPS, ksize, words_padded);
+        /* [/page: stage-issue] */
     };
 
 #pragma unroll
@@ -422,6 +430,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
 
     struct stage_at at = {0, 0, 0};
     for (int step = 0; step < steps; step++) {
+        /* [page: ring-wait] */
         if (ASYNC) {
             wait_copies<STAGES - 2>();
             __syncthreads(); /* this step's tiles are visible; last step's buffer is free */
@@ -432,6 +441,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             issue(step);
             __syncthreads(); /* this step's tiles are visible */
         }
+        /* [/page: ring-wait] */
         const uint32_t *tile = sm.ring[ASYNC ? step % STAGES : 0];
         const int width = min(TAPS, ksize - at.dj0);
         /* Bit d: tap dj0 + d of this row is inside the image for the lane's pixel. */
@@ -439,6 +449,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
 #pragma unroll
         for (int i = 0; i < M_FRAGS; i++)
             inside[i] = (unsigned)(a_y[i] + at.ti - r) < (unsigned)s.h ? a_mask[i] >> at.dj0 : 0u;
+        /* [page: tap-mma] */
 #pragma unroll
         for (int d = 0; d < TAPS; d++) {
             if (d >= width)
@@ -468,6 +479,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                     Op::run(ones_acc, a[1], ones);
             }
         }
+        /* [/page: tap-mma] */
         if (!ASYNC)
             __syncthreads(); /* every warp is done with the buffer the next step refills */
         at.next(TAPS, ksize, words_padded);
@@ -669,12 +681,14 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
     const int kpad = padded_channels(s.cout);
     int *table = reinterpret_cast<int *>(smem + sizeof(struct bmma_smem));
+    /* [page: step-kernel] */
     if (STEP >= BMMA_TABLES)
         issue_epilogue_tables(alpha, bias, border, s, n0, sm, table);
     pixel_rows<STEP >= BMMA_CLASSES>(s, m0, sm);
     struct bmma_counts c;
     bmma_tile<Op, STEP >= BMMA_ROWS ? ROW_TAPS : 1, STEP >= BMMA_RING, VECTOR>(input, weights, s,
                                                                                m0, n0, sm, c);
+    /* [/page: step-kernel] */
     const int c0 = thread_channel();
     if constexpr (STEP < BMMA_TABLES) {
         const struct channel_affine a = affine_from(alpha, bias, s.cout, n0 + c0);

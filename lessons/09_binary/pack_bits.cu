@@ -19,6 +19,7 @@ __global__ void __launch_bounds__(PACK_BLOCK)
     const long long word = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
     if (word >= pixels * words) /* whole warps leave together: the ballot below is warp-wide */
         return;
+    /* [page: pack-ballot] */
     const int lane = threadIdx.x % WARP;
     const long long pixel = word / words;
     const int c = (int)(word % words) * WARP + lane;
@@ -26,6 +27,7 @@ __global__ void __launch_bounds__(PACK_BLOCK)
     const uint32_t packed = __ballot_sync(0xffffffffu, plus);
     if (lane == 0)
         bits[word] = packed;
+    /* [/page: pack-ballot] */
 }
 
 extern "C" void enqueue_pack_signs(const float *rows, uint32_t *bits, long long pixels,
