@@ -13,15 +13,15 @@
 extern "C" {
 #endif
 
-/* Step 1: the WMMA API on fp16, 16x16x16 fragments, one tile at a time (1_wmma.cu). */
+/* Step 1: the WMMA API on fp16, 16x16x16 fragments, one tile at a time (01_wmma.cu). */
 void launch_conv2d_wmma_fp16(const struct conv_args *a);
 
-/* Step 2: mma.sync with 64 x 64 warp tiles, fragments read word by word (2_mma_sync.cu).
- * Step 3: + ldmatrix from swizzled tiles (3_ldmatrix.cu). */
+/* Step 2: mma.sync with 64 x 64 warp tiles, fragments read word by word (02_mma_sync.cu).
+ * Step 3: + ldmatrix from swizzled tiles (03_ldmatrix.cu). */
 void launch_conv2d_mma_fp16_tiles(const struct conv_args *a);
 void launch_conv2d_mma_fp16_ldmatrix(const struct conv_args *a);
 
-/* Step 4: + a cp.async ring (4_cp_async_ring.cu), on fp16, bf16, fp32 in TF32, and fp32
+/* Step 4: + a cp.async ring (04_cp_async_ring.cu), on fp16, bf16, fp32 in TF32, and fp32
  * in 3xTF32; their shared memory per block. */
 size_t mma_smem_bytes(const struct conv_shape *s);
 size_t mma_3xtf32_smem_bytes(const struct conv_shape *s);
@@ -31,10 +31,10 @@ void launch_conv2d_mma_tf32(const struct conv_args *a);
 void launch_conv2d_3xtf32(const struct conv_args *a);
 
 /* Hopper's warpgroup MMA, which runs on a 9.0 GPU where the build has sm_90a code:
- * wgmma_code_cc() is 90 then, else 0. Step 5: wgmma fed by a cp.async ring (5_wgmma.cu);
- * step 6: by TMA loads and mbarriers (6_tma.cu); step 7: + warp specialisation
- * (7_warp_specialised.cu); step 8: + 128 x 256 tiles, on fp16, bf16 and TF32
- * (8_wide_tile.cu). */
+ * wgmma_code_cc() is 90 then, else 0. Step 5: wgmma fed by a cp.async ring (05_wgmma.cu);
+ * step 6: by TMA loads and mbarriers (06_tma.cu); step 7: + warp specialisation
+ * (07_warp_specialised.cu); step 8: + 128 x 256 tiles, on fp16, bf16 and TF32
+ * (08_wide_tile.cu). */
 int wgmma_code_cc(void);
 void launch_conv2d_wgmma_fp16_cp_async(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_tma(const struct conv_args *a);

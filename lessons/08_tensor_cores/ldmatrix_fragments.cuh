@@ -1,6 +1,6 @@
 /* Step 3 of lesson 08: a warp's fragments by ldmatrix from XOR-swizzled tiles.
  *
- * Step 2 (2_mma_sync.cu) reads its fragments one 32-bit word per lane per register:
+ * Step 2 (02_mma_sync.cu) reads its fragments one 32-bit word per lane per register:
  * 32 shared-memory loads per k-step of a 64 x 64 warp tile (16 for A, 16 for B), and
  * the 8 rows a load reads at one column share banks, a 4-way conflict with 64-byte
  * rows. ldmatrix.x4 loads four 8x8 matrices of 16-byte rows for the whole warp in one

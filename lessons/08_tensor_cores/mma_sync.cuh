@@ -1,5 +1,5 @@
-/* What lesson 08's mma.sync steps share (2_mma_sync.cu, 3_ldmatrix.cu,
- * 4_cp_async_ring.cu): a block's tiling, one warp's multiply of a stage in shared
+/* What lesson 08's mma.sync steps share (02_mma_sync.cu, 03_ldmatrix.cu,
+ * 04_cp_async_ring.cu): a block's tiling, one warp's multiply of a stage in shared
  * memory, the kernel of steps 2 and 3 (one tile in shared memory at a time), the
  * epilogue, and the launch. What a step changes is a template argument: how the
  * fragments reach the registers (Fragments) or how tiles reach shared memory (the

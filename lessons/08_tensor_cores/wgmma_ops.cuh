@@ -1,6 +1,6 @@
 /* Hopper's warpgroup MMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-
- * Accumulate"), one short wrapper per instruction, for lesson 08's wgmma steps (5_wgmma.cu
- * to 8_wide_tile.cu). A warpgroup (4 warps, 128 threads) issues one wgmma.m64nNkK: it
+ * Accumulate"), one short wrapper per instruction, for lesson 08's wgmma steps (05_wgmma.cu
+ * to 08_wide_tile.cu). A warpgroup (4 warps, 128 threads) issues one wgmma.m64nNkK: it
  * reads a 64 x K tile of A and an N x K tile of B^T straight from shared memory through
  * two 64-bit descriptors, adds their product into 64 x N fp32 accumulators held in the
  * warpgroup's registers, and runs asynchronously: the warps issue it, go on, and wait
