@@ -4,10 +4,10 @@
     python3 tests/check_plots_fresh.py [REPO_ROOT]
 
 A plot script (plots/plot.py, course_at_a_glance.py, plot_frames.py, compare_gpus.py,
-04_crossover.py) records in each PNG it writes the CSV rows it drew: a tEXt chunk
-`conv-plot-provenance` holding the CSV path(s), the rows' selection ({column: [values]},
-e.g. one lesson) and the sha256 of the header plus those rows' raw lines, sorted
-(plots/provenance.py). For every PNG in REPO_ROOT/docs/img this check
+04_crossover.py, 12_efficiency.py, ladder.py) records in each PNG it writes the CSV rows it
+drew: a tEXt chunk `conv-plot-provenance` holding the CSV path(s), the rows' selection
+({column: [values]}, e.g. one lesson) and the sha256 of the header plus those rows' raw
+lines, sorted (plots/provenance.py). For every PNG in REPO_ROOT/docs/img this check
 
 * with that record: selects the same rows again from the CSV now (its path relative to
   REPO_ROOT) and compares the hash: a row changed, added or removed in the selection
@@ -37,7 +37,7 @@ import provenance  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Results plots whose names carry no device slug.
-NAMED_RESULTS_PLOTS = ("04_crossover.png",)
+NAMED_RESULTS_PLOTS = ("04_crossover.png", "08_ladder.png", "09_ladder.png")
 RESULTS_PREFIXES = ("compare_",)
 
 

@@ -114,6 +114,7 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, k++) {
         const tma_block<E, PP_BN> block(s, tiling, tile / channel_tiles,
                                         tile % channel_tiles * PP_BN);
+        /* [page: pingpong-turn] */
         if (k % PP_CONSUMERS != warpgroup) {
             at.skip(block.steps); /* the other warpgroup's tile */
             continue;
@@ -123,6 +124,7 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
         const int turn_phase = mine - 1 + warpgroup;
         if (turn_phase >= 0)
             barrier_wait(&turn[warpgroup], turn_phase & 1);
+        /* [/page: pingpong-turn] */
         float acc[2][64] = {};
         int previous = 0;
         for (int i = 0; i < block.steps; i++) {
