@@ -87,6 +87,16 @@ It is then not checked (--verbose lists it). A marker is itself an error when th
 under it has numbers the rules above do match to the CSV (remove the marker: the table
 is checkable), when it says not why, or when no table or block follows it.
 
+A ``` block that quotes one run's console output names the log that run printed, on a
+line of its own above it (blank lines may come between):
+
+    <!-- printed by: results/h200/08_ladder/runs_ba9ba7b/run_unet-256x256.log -->
+
+Every non-blank line of the block must then be a line of that file, in the file's order
+(lines may be left out between them, trailing blanks aside), and the block is not
+compared with the CSV: the log is the run's own record. A missing file, a line the log
+does not print, or a `printed by` marker above no block fails.
+
 A number matches when it equals the CSV value rounded to the decimals the page shows
 (or the significant digits, for `4.60e-08`). Where the CSV holds several rows for the
 same lesson, variant and problem, one of them must match. CSV columns are read by name,
@@ -255,6 +265,7 @@ def parse_problem(text, known_presets, strict=False):
 # says the numbers under it are not rows of results/*/bench.csv, and why: predictions,
 # numbers derived from two rows, another machine, a log the CSV does not hold.
 MARKER = re.compile(r"\s*<!--\s*not from bench\.csv\b:?(.*?)-->\s*$")
+PRINTED_BY = re.compile(r"\s*<!--\s*printed by:\s*(\S+)\s*-->\s*$")
 MARKER_HOWTO = "<!-- not from bench.csv: WHY -->"
 
 
@@ -618,6 +629,28 @@ class Page:
                                f"numbers ({gpu}, console output)")
         return self.checked - before
 
+    def check_printed(self, block, printed):
+        """The block's lines against the log named above it: each non-blank line, in
+        order, must be one of the log's lines."""
+        line_no, name = printed
+        log = self.path.resolve().parents[1] / name
+        if not log.is_file():
+            self.report(f"{self.path.name}:{line_no}: printed by {name}: no such file")
+            return
+        printed_lines = [line.rstrip() for line in log.read_text(errors="replace").splitlines()]
+        at = 0
+        for number, line in block:
+            if not line.strip():
+                continue
+            try:
+                at = printed_lines.index(line.rstrip(), at) + 1
+            except ValueError:
+                self.report(f"{self.path.name}:{number}: not a line {name} printed (after the "
+                            f"block's lines above it): {line.strip()!r}")
+                return
+        self.tables.append(f"printed {self.path.name}:{block[0][0] if block else line_no}: "
+                           f"{sum(1 for _, l in block if l.strip())} lines of {name}")
+
     def fix(self):
         """Rewrites the numbers check() found wrong; returns a line per rewrite."""
         lines = self.path.read_text().split("\n")
@@ -657,6 +690,8 @@ class Page:
         table, block, in_code = [], [], False
         marker = None  # (line number, why) of a marker waiting for its table or block
         above = None  # the marker of the table or block being read
+        printed = None  # (line number, log) of a `printed by` marker waiting for its block
+        printed_above = None  # the one of the block being read
 
         def unused(marker):
             self.report(f"{self.path.name}:{marker[0]}: marker {MARKER_HOWTO!r} is not "
@@ -665,9 +700,13 @@ class Page:
         for number, line in enumerate(lines + [""], start=1):
             if line.startswith("```"):
                 if in_code:
-                    self.check_console(lines, block, above)
+                    if printed_above:
+                        self.check_printed(block, printed_above)
+                    else:
+                        self.check_console(lines, block, above)
                 else:
                     above, marker = marker and marker[1], None
+                    printed_above, printed = printed, None
                 in_code, block = not in_code, []
                 continue
             if in_code:
@@ -683,6 +722,17 @@ class Page:
             elif table and above is not None:
                 unused((table[0][0] - 1, above))
             table, above = [], None
+            m = PRINTED_BY.match(line)
+            if m:
+                if printed:
+                    self.report(f"{self.path.name}:{printed[0]}: `printed by` marker is not "
+                                "right above a ``` block")
+                printed = (number, m.group(1))
+                continue
+            if line.strip() and printed:
+                self.report(f"{self.path.name}:{printed[0]}: `printed by` marker is not right "
+                            "above a ``` block")
+                printed = None
             m = MARKER.match(line)
             if m:
                 if marker:
@@ -697,6 +747,9 @@ class Page:
                 marker = None
         if marker:
             unused(marker)
+        if printed:
+            self.report(f"{self.path.name}:{printed[0]}: `printed by` marker is not right "
+                        "above a ``` block")
 
 
 def main():

@@ -64,10 +64,12 @@ MARKER = "<!-- not from bench.csv: derived from two rows -->"
 
 
 class CheckDocNumbers(unittest.TestCase):
-    def run_check(self, page, *flags):
+    def run_check(self, page, *flags, files=None):
         with tempfile.TemporaryDirectory() as root:
             (Path(root) / "results" / "h200").mkdir(parents=True)
             (Path(root) / "results" / "h200" / "bench.csv").write_text(CSV)
+            for name, text in (files or {}).items():
+                (Path(root) / name).write_text(text)
             (Path(root) / "docs").mkdir()
             doc = Path(root) / "docs" / "09_binary.md"
             doc.write_text(page)
@@ -174,6 +176,50 @@ class CheckDocNumbers(unittest.TestCase):
     def test_marker_above_prose_fails(self):
         self.assert_fails("Prose after the tables.", f"{MARKER}\nProse after the tables.",
                           "is not right above a table")
+
+
+    # A block quoting one run's console output is checked against that run's log.
+    def printed_page(self, block, log="results/h200/run.log"):
+        return self.changed("Prose after the tables.",
+                            f"<!-- printed by: {log} -->\n\n```\n{block}\n```\n\nProse.")
+
+    def test_printed_block_passes(self):
+        page = self.printed_page(RUN_LOG.splitlines()[0] + "\n" + RUN_LOG.splitlines()[2])
+        rc, out, _ = self.run_check(page, "--verbose", files={"results/h200/run.log": RUN_LOG})
+        self.assertEqual(rc, 0, out)
+        self.assertIn("2 lines of results/h200/run.log", out)
+        self.assertIn(f"{CHECKED} numbers checked", out)  # and none of the block's
+
+    def test_printed_block_with_a_line_the_log_lacks_fails(self):
+        page = self.printed_page(RUN_LOG.splitlines()[2].replace("0.0611", "0.0610"))
+        rc, out, _ = self.run_check(page, files={"results/h200/run.log": RUN_LOG})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("not a line results/h200/run.log printed", out)
+
+    def test_printed_block_out_of_order_fails(self):
+        lines = RUN_LOG.splitlines()
+        page = self.printed_page(lines[2] + "\n" + lines[0])
+        rc, out, _ = self.run_check(page, files={"results/h200/run.log": RUN_LOG})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("not a line results/h200/run.log printed", out)
+
+    def test_printed_by_a_missing_log_fails(self):
+        rc, out, _ = self.run_check(self.printed_page("anything"))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("printed by results/h200/run.log: no such file", out)
+
+    def test_printed_by_above_prose_fails(self):
+        self.assert_fails("Prose after the tables.",
+                          "<!-- printed by: results/h200/run.log -->\nProse after the tables.",
+                          "`printed by` marker is not right above a ``` block")
+
+
+# One run's console output, its numbers in no row of CSV.
+RUN_LOG = """\
+lesson 09_binary | NVIDIA H200 | cc 9.0 | 132 SMs | L2 63 MB | copy 4169 GB/s
+variant              format       median ms     min ms     GB/s   GFLOP/s  roofline of       vs cuDNN   rel err   max abs  check
+bmma_and             binary/bits     0.0611     0.0600    218.0  242187.5      5.2% memory      0.86x  2.57e-08  3.81e-06  PASS
+"""
 
 
 if __name__ == "__main__":
