@@ -137,6 +137,7 @@ class Results:
     """Every results/<gpu>/bench.csv, rows looked up by lesson, variant and problem."""
 
     def __init__(self, root):
+        self.root = root
         self.by_gpu = {}  # device name -> rows
         for path in sorted(root.glob("results/*/bench.csv")):
             with open(path, newline="") as f:
@@ -633,7 +634,7 @@ class Page:
         """The block's lines against the log named above it: each non-blank line, in
         order, must be one of the log's lines."""
         line_no, name = printed
-        log = self.path.resolve().parents[1] / name
+        log = self.results.root / name  # from the repository's root, README's too
         if not log.is_file():
             self.report(f"{self.path.name}:{line_no}: printed by {name}: no such file")
             return

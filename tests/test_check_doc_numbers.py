@@ -203,6 +203,14 @@ class CheckDocNumbers(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("not a line results/h200/run.log printed", out)
 
+    def test_printed_block_in_the_readme_names_its_log_from_the_root(self):
+        readme = ("<!-- printed by: results/h200/run.log -->\n\n```\n"
+                  + RUN_LOG.splitlines()[2] + "\n```\n")
+        rc, out, _ = self.run_check(PAGE, "--verbose", files={"results/h200/run.log": RUN_LOG,
+                                                               "README.md": readme})
+        self.assertEqual(rc, 0, out)
+        self.assertIn("printed README.md:", out)
+
     def test_printed_by_a_missing_log_fails(self):
         rc, out, _ = self.run_check(self.printed_page("anything"))
         self.assertEqual(rc, 1, out)
