@@ -1,4 +1,4 @@
-/* Lesson 08, step 8, variants "wgmma_fp16", "wgmma_bf16" and "wgmma_tf32": step 7's
+/* Lesson 08, step 8, variant "wgmma_fp16_wide": step 7's
  * warp-specialised kernel with 128 x 256 tiles where the layer has 256 output channels
  * or more (128 x 128 below: there a 256-wide tile would multiply the TMA's zeros past
  * the last channel for much of its width), CUTLASS's default Hopper GEMM tile.
@@ -9,10 +9,8 @@
  *     and the epilogue.
  *   - Each consumer thread holds 128 fp32 accumulators (wgmma.m64n256): the registers
  *     step 7's setmaxnreg moved to the consumers.
- * The same kernel on fp32 data in TF32 (wgmma.m64nNk8.tf32: 32 channels per 128-byte
- * row) is wgmma_tf32, PyTorch's default precision for fp32 convolutions.
  *
- *   build/bin/08_tensor_cores --preset unet-256x256 --variant wgmma_fp16
+ *   build/bin/08_tensor_cores --preset unet-256x256 --variant wgmma_fp16_wide
  */
 #include "kernels.h"
 #include "tma_conv.cuh"
@@ -30,17 +28,7 @@ template <typename Op> static void launch(const struct conv_args *a)
 }
 /* [/page: wide-tile-launch] */
 
-extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
+extern "C" void launch_conv2d_wgmma_fp16_wide(const struct conv_args *a)
 {
     launch<mma_fp16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_bf16(const struct conv_args *a)
-{
-    launch<mma_bf16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_tf32(const struct conv_args *a)
-{
-    launch<mma_tf32>(a);
 }

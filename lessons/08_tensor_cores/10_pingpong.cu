@@ -1,4 +1,5 @@
-/* Lesson 08, step 10, variant "wgmma_fp16_pingpong": a persistent kernel whose two
+/* Lesson 08, step 10, variants "wgmma_fp16", "wgmma_bf16" and "wgmma_tf32": a persistent
+ * kernel whose two
  * consumer warpgroups take turns. Steps 7-9 start a block per tile: each block pays a
  * pipeline fill (its first loads' latency, with nothing to multiply) and an epilogue
  * (its accumulators to global memory) during which the SM's tensor cores idle, and the
@@ -19,7 +20,10 @@
  *     barrier two rounds ahead of the loads, and a parity wait cannot tell round r from
  *     round r + 2: it would read the stage before its bytes have landed.
  *
- *   build/bin/08_tensor_cores --preset unet-64x128 --variant wgmma_fp16_pingpong
+ * The same kernel on bf16, and on fp32 data in TF32 (wgmma.m64n128k8.tf32: 32 channels
+ * per 128-byte row), PyTorch's default precision for fp32 convolutions.
+ *
+ *   build/bin/08_tensor_cores --preset unet-64x128 --variant wgmma_fp16
  */
 #include <limits.h>
 
@@ -183,10 +187,25 @@ template <typename Op> static void launch_pingpong(const struct conv_args *a)
     CUDA_CHECK_LAUNCH();
 }
 
-extern "C" void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a)
+template <typename Op> static void launch(const struct conv_args *a)
 {
-    if (!chunks_are_vectors(&a->shape, sizeof(__half), a->input, a->weights))
-        launch_wgmma_cp_async<mma_fp16>(a);
+    if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
+        launch_wgmma_cp_async<Op>(a);
     else
-        launch_pingpong<mma_fp16>(a);
+        launch_pingpong<Op>(a);
+}
+
+extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
+{
+    launch<mma_fp16>(a);
+}
+
+extern "C" void launch_conv2d_wgmma_bf16(const struct conv_args *a)
+{
+    launch<mma_bf16>(a);
+}
+
+extern "C" void launch_conv2d_wgmma_tf32(const struct conv_args *a)
+{
+    launch<mma_tf32>(a);
 }

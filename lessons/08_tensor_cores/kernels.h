@@ -39,11 +39,11 @@ int wgmma_code_cc(void);
 void launch_conv2d_wgmma_fp16_cp_async(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_tma(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_ws(const struct conv_args *a);
+void launch_conv2d_wgmma_fp16_wide(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
 void launch_conv2d_wgmma_tf32(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_2blocks(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a);
 
 /* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch
  * package, lesson 12): its TMA path needs whole 16-byte rows of channels (8 fp16 or
