@@ -51,7 +51,7 @@ plots:
 	$(PYTHON) plots/course_at_a_glance.py results/h200/bench.csv --out docs/img
 	$(PYTHON) plots/04_crossover.py results/h200/bench.csv
 	$(PYTHON) plots/12_efficiency.py results/h200x2/bench.csv
-	$(PYTHON) plots/ladder.py 08 results/h200/08_ladder/bench_ba9ba7b.csv
+	$(PYTHON) plots/ladder.py 08 results/h200/08_ladder/bench_2618688.csv
 	$(PYTHON) plots/ladder.py 09 results/h200/09_ladder/bench.csv
 	$(PYTHON) plots/plot_frames.py results/h200/11_frames.csv --out docs/img --shown-in docs
 	$(PYTHON) plots/compare_gpus.py results/h100/bench.csv results/h200/bench.csv \

@@ -2,15 +2,14 @@
 """A lesson's ladder: the median time of each step beside cuDNN, one panel per layer.
 
 Reads:  a bench CSV of one ladder run (defaults: lesson 08,
-        results/h200/08_ladder/bench_ba9ba7b.csv; lesson 09,
+        results/h200/08_ladder/bench_2618688.csv; lesson 09,
         results/h200/09_ladder/bench.csv), the PASS rows of the lesson's ladder variants
         and its cuDNN rows at the reference's precision and layout (fp16 NHWC), on the
         few layers the chart shows. When a row was measured several times, the last wins.
 Writes: docs/img/<NN>_ladder.png: per layer, one horizontal bar per step in the order of
         the lesson's table (lessons/<NN>_*/main.c), its median time in us, labelled with
         its speed-up over the step before (a branch, over the step it branches off), and
-        cuDNN's time in the same run as a dashed line. An optional step (08's step 10,
-        measured after the ladder's run) is drawn only when the CSV has its rows. The PNG records the CSV rows it
+        cuDNN's time in the same run as a dashed line. The PNG records the CSV rows it
         read, the lesson's on those layers, in its metadata (plots/provenance.py).
 Exit codes: 0 done; 2 an unknown lesson, the CSV is missing or lacks a row the chart needs.
 
@@ -38,13 +37,12 @@ REPO = Path(__file__).resolve().parents[1]
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
            "tab:pink", "tab:olive", "tab:cyan", "tab:grey")
 # Per lesson: its folder, default CSV, the ladder (variant, what the step adds, the step
-# it is measured against: None for the one before), the steps that may be absent, the
-# layers shown, the reference (cuDNN's dtype and layout), the x scale and what the steps
-# compute. A step keeps its number in the lesson's table when one before it is absent.
+# it is measured against: None for the one before), the layers shown, the reference
+# (cuDNN's dtype and layout), the x scale and what the steps compute.
 LESSONS = {
     "08": {
         "lesson": "08_tensor_cores",
-        "csv": REPO / "results" / "h200" / "08_ladder" / "bench_ba9ba7b.csv",
+        "csv": REPO / "results" / "h200" / "08_ladder" / "bench_2618688.csv",
         "steps": (
             ("wmma_fp16", "WMMA API, one tile at a time", None),
             ("mma_fp16_tiles", "mma.sync, 64x64 warp tiles", None),
@@ -53,13 +51,10 @@ LESSONS = {
             ("wgmma_fp16_cp_async", "Hopper wgmma fed by cp.async", None),
             ("wgmma_fp16_tma", "+ TMA, mbarriers", None),
             ("wgmma_fp16_ws", "+ warp specialisation", None),
-            ("wgmma_fp16", "+ 128x256 tiles from 256 out channels", None),
+            ("wgmma_fp16_wide", "+ 128x256 tiles from 256 out channels", None),
             ("wgmma_fp16_2blocks", "step 7, two blocks per SM", "wgmma_fp16_ws"),
-            ("wgmma_fp16_pingpong", "persistent, ping-pong warpgroups", "wgmma_fp16"),
+            ("wgmma_fp16", "persistent, ping-pong warpgroups", "wgmma_fp16_wide"),
         ),
-        # Steps drawn only when the CSV has their rows: step 10 came after the ladder's run
-        # (results/h200/08_ladder/pingpong_bench_2fbae52.csv holds it beside step 8 only).
-        "optional": ("wgmma_fp16_pingpong",),
         "presets": ("unet-64x128", "unet-256x256", "unet-1024x1024"),
         "reference": ("fp16", "nhwc"),
         "log_x": False,
@@ -81,7 +76,6 @@ LESSONS = {
             ("bmma_and", "+ epilogue tables in shared memory", None),
             ("bmma_fused", "+ sign epilogue: packed bits out", None),
         ),
-        "optional": (),
         "presets": ("bnn-b16c256s28", "bnn-b64c512s14"),
         "reference": ("fp16", "nhwc"),
         "log_x": True,
@@ -124,18 +118,12 @@ def fmt_us(us):
     return f"{us:.1f} \N{MICRO SIGN}s" if us < 100 else f"{us:.0f} \N{MICRO SIGN}s"
 
 
-def ladder_steps(spec, rows):
-    """[(number, variant, what, number of the step it is measured against)] of the steps
-    drawn: the lesson's, less the optional ones that no shown layer has a row of."""
-    numbers = {v: i + 1 for i, (v, _, _) in enumerate(spec["steps"])}
-    drawn = []
-    for variant, what, against in spec["steps"]:
-        if variant in spec["optional"] and not any(
-                find(rows, variant, p) for p in spec["presets"]):
-            continue
-        before = numbers[against] if against else (drawn[-1][0] if drawn else None)
-        drawn.append((numbers[variant], variant, what, before))
-    return drawn
+def ladder_steps(spec):
+    """[(number, variant, what, number of the step it is measured against)] of the
+    lesson's steps."""
+    numbers = {v: n for n, (v, _, _) in enumerate(spec["steps"], 1)}
+    return [(n, v, what, numbers[against] if against else (n - 1 or None))
+            for n, (v, what, against) in enumerate(spec["steps"], 1)]
 
 
 def draw_panel(ax, spec, steps, rows, preset, ref_us):
@@ -185,7 +173,7 @@ def main():
         print(f"ladder.py: {path}: no such file", file=sys.stderr)
         return 2
     rows = read_rows(path, spec["lesson"], spec["presets"])
-    steps = ladder_steps(spec, rows)
+    steps = ladder_steps(spec)
     dtype, layout = spec["reference"]
     refs = {}
     for preset in spec["presets"]:
