@@ -212,3 +212,18 @@ function(add_lesson target)
     endif()
   endif()
 endfunction()
+
+# add_wgmma_objects(<target> <library> <files>...)
+# A lesson's wgmma steps: wgmma exists only in the architecture-specific sm_90a code,
+# which runs on 9.0 GPUs alone. Where the build targets 90 these files alone are compiled
+# for 90a (with CONV_WGMMA_BUILT defined), the rest of the lesson keeping the portable
+# code; elsewhere their variants report that they were not built.
+function(add_wgmma_objects target library)
+  add_library(${library} OBJECT ${ARGN})
+  target_link_libraries(${library} PRIVATE conv_kernel)
+  if(CMAKE_CUDA_ARCHITECTURES MATCHES "(^|;)90a?(-real|-virtual)?(;|$)")
+    set_target_properties(${library} PROPERTIES CUDA_ARCHITECTURES 90a-real)
+    target_compile_definitions(${library} PRIVATE CONV_WGMMA_BUILT)
+  endif()
+  target_link_libraries(${target} PRIVATE ${library})
+endfunction()

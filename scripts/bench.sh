@@ -26,7 +26,7 @@ pattern=${LESSONS:-[0-9][0-9]_*}
 single_channel="seed000 big3 big5 big7"
 unet="unet-3x64 unet-64x64 unet-64x128 unet-128x128 unet-128x256 unet-256x256 unet-256x512
       unet-512x512 unet-512x1024 unet-1024x1024"
-binary="bnn-b16c256s28 bnn-b64c512s14 bnn-b1c1024s32"
+binary="bnn-b16c256s28 bnn-b64c512s14 bnn-b1c1024s32 bnn-b1c1024s16"
 covariance="cov-toy cov-b8c16s16 cov-b4c32s18"
 video="vtest-c64 vtest-c128"
 

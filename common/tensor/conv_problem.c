@@ -34,6 +34,8 @@ static const struct conv_preset presets[] = {
      {64, 512, 512, 14, 14, 3, true}},
     {"bnn-b1c1024s32", "binary layer (lesson 09): one image, 1024->1024 at 32x32",
      {1, 1024, 1024, 32, 32, 3, true}},
+    {"bnn-b1c1024s16", "binary layer (lesson 09): APNN-TC's, one image, 1024->1024 at 16x16",
+     {1, 1024, 1024, 16, 16, 3, true}},
     {"vtest-c64", "lesson 11's layer on one video frame: 64->64 at 576x768",
      {1, 64, 64, 576, 768, 3, true}},
     {"vtest-c128", "lesson 11's layer on one frame shrunk 2x: 128->128 at 288x384",

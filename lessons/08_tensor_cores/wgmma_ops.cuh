@@ -18,12 +18,7 @@
 #include <stdint.h>
 
 #include "gemm_tiles.cuh"
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CONV_HAVE_WGMMA 1
-#else
-#define CONV_HAVE_WGMMA 0
-#endif
+#include "wgmma.cuh"
 
 #define WG_BM 128   /* pixels per block: 2 consumer warpgroups of 64 rows */
 #define WG_CHUNKS 8 /* 128-byte tile rows */
@@ -39,16 +34,6 @@ static __device__ __forceinline__ uint4 *swizzle_aligned(uint4 *smem)
     return reinterpret_cast<uint4 *>((reinterpret_cast<uintptr_t>(smem) + WG_SWIZZLE_ATOM - 1) &
                                      ~(uintptr_t)(WG_SWIZZLE_ATOM - 1));
 }
-
-/* A shared-memory operand for wgmma is a 64-bit descriptor (PTX ISA, "Matrix
- * Descriptor Format"); its fields, addresses and offsets in 16-byte units: */
-#define DESC_UNIT_BYTES 16
-#define DESC_START_SHIFT 0          /* bits 0-13: the tile's shared-memory address */
-#define DESC_START_LIMIT (1u << 18) /* 14 bits of 16-byte units: 256 KB */
-#define DESC_LEADING_SHIFT 16       /* bits 16-29: the leading dimension's byte offset */
-#define DESC_STRIDE_SHIFT 32        /* bits 32-45: from one 8-row group to the next */
-#define DESC_SWIZZLE_SHIFT 62       /* bits 62-63: 0 none, 1 128-byte, 2 64-byte, 3 32-byte */
-#define DESC_SWIZZLE_128B 1
 
 /* The descriptor of a K-major tile in the 128-byte swizzle: the leading offset is
  * unused (1, as the ISA asks), the stride is one swizzle atom, 8 rows of 128 bytes. */
@@ -107,63 +92,6 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
 #define WGMMA_N128(instruction, tail, d, desc_a, desc_b) __trap()
 #define WGMMA_N256(instruction, tail, d, desc_a, desc_b) __trap()
 #endif
-
-static __device__ __forceinline__ void wgmma_fence(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-}
-
-static __device__ __forceinline__ void wgmma_commit(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#endif
-}
-
-/* Waits until at most `pending` committed groups of this warpgroup are in flight. */
-template <int pending> static __device__ __forceinline__ void wgmma_wait(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
-#endif
-}
-
-/* The accumulators are written by the tensor cores behind the compiler's back: an
- * empty asm that "reads and writes" each one keeps the compiler from moving an access
- * to them across a fence or a wait (CUTLASS's warpgroup_fence_operand). */
-template <int N> static __device__ __forceinline__ void pin_accumulators(float (&d)[N])
-{
-#pragma unroll
-    for (int i = 0; i < N; i++)
-        asm volatile("" : "+f"(d[i])::"memory");
-}
-
-/* Makes this thread's shared-memory stores visible to the async proxy that wgmma reads
- * through. */
-static __device__ __forceinline__ void fence_async_proxy(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-
-/* Gives up (dec) or asks for (inc) registers, per thread of the warpgroup, down or up to
- * the count named (PTX ISA, "setmaxnreg"). Every warp of the warpgroup executes it. */
-template <int count> static __device__ __forceinline__ void registers_down(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
-#endif
-}
-
-template <int count> static __device__ __forceinline__ void registers_up(void)
-{
-#if CONV_HAVE_WGMMA
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
-#endif
-}
 
 /* The wgmma of 128 x BN block tiles: m64n<BN>k<K> on the storage type of Op, K being
  * 32 bytes of it (16 fp16 or bf16 values, 8 TF32). */

@@ -33,7 +33,13 @@
  *   BMMA_ROWS     a stage is 3 taps of a filter row: their 130 input rows copied once
  *                 (not 128 per tap), one barrier per 3 taps
  *   BMMA_TABLES   alpha, the bias and the block's columns of the table of bases copied
- *                 into shared memory with the first stage (issue_epilogue_tables) */
+ *                 into shared memory with the first stage (issue_epilogue_tables)
+ *   BMMA_WGMMA    Hopper's warpgroup MMA, wgmma.m64n32k256 .and.popc (sm_90a): a
+ *                 warpgroup's 4 warps give it their A fragments from registers (ldmatrix,
+ *                 as before) and it reads the warpgroup's 32 channels of B from shared
+ *                 memory through a descriptor, so B's stage rows lie as wgmma's 8-row
+ *                 core matrices (wgmma_b_word); one tap's wgmmas run while the warps
+ *                 load the next tap's fragments */
 #ifndef BMMA_TILE_CUH
 #define BMMA_TILE_CUH
 
@@ -42,6 +48,7 @@
 #include "cp_async.cuh"
 #include "cuda_check.h"
 #include "ldmatrix.cuh"
+#include "wgmma.cuh"
 
 #define BM 128 /* pixels per block */
 #define BN 64  /* output channels per block */
@@ -64,7 +71,7 @@
 #define MIN_CC 80
 
 /* [page: steps] */
-enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES };
+enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES, BMMA_WGMMA };
 /* [/page: steps] */
 
 #if __CUDA_ARCH__ >= MIN_CC * 10
@@ -76,6 +83,22 @@ enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES };
 #define BMMA_SYNC(instruction, d, a, b) __trap()
 #endif
 
+/* wgmma.m64n32k256: a warp's 16 x 256-bit A fragment in registers (mma.m16n8k256's
+ * layout), the warpgroup's 32 x 256-bit B through a descriptor, 16 accumulators per
+ * thread laid out as 4 of mma.m16n8's; added to what d holds. */
+#if CONV_HAVE_WGMMA
+#define WGMMA_B1(instruction, d, a, b_desc)                                                        \
+    asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, 1, 0;\n" instruction         \
+                 " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},"        \
+                 " {%16, %17, %18, %19}, %20, accumulate;\n}\n"                                    \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),          \
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),        \
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc))
+#else
+#define WGMMA_B1(instruction, d, a, b_desc) __trap()
+#endif
+
 /* Each op: its instruction, its value at zero counts per (window class, channel)
  * (binary_ops.cuh; setup counts it), and how its count becomes the sum of x * w. */
 /* [page: bmma-and-op] */
@@ -84,6 +107,11 @@ struct bmma_and {
     static __device__ __forceinline__ void run(int d[4], const uint32_t a[4], const uint32_t b[2])
     {
         BMMA_SYNC("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc", d, a, b);
+    }
+    static __device__ __forceinline__ void run_warpgroup(int (&d)[16], const uint32_t a[4],
+                                                         uint64_t b_desc)
+    {
+        WGMMA_B1("wgmma.mma_async.sync.aligned.m64n32k256.s32.b1.b1.and.popc", d, a, b_desc);
     }
     static __device__ __forceinline__ int base(int channels, int taps, int inside_weight_pop,
                                                int weight_pop)
@@ -323,6 +351,12 @@ struct bmma_counts {
     int input_pop[M_FRAGS][2];
 };
 
+/* Fragment i's counts as one wgmma.m64n32's 16 accumulators (the same layout). */
+static __device__ __forceinline__ int (&accumulators(struct bmma_counts &c, int i))[N_FRAGS * 4]
+{
+    return reinterpret_cast<int(&)[N_FRAGS * 4]>(c.acc[i]);
+}
+
 /* Where the loop is: filter row ti, first tap dj0 of the stage, channel word kw. Steps
  * go through the channel words fastest, then the groups of taps of a row, then rows. */
 struct stage_at {
@@ -339,6 +373,29 @@ struct stage_at {
     }
 };
 
+/* BMMA_WGMMA's stage keeps its B rows as wgmma reads them without a descriptor swizzle
+ * (K-major): core matrices of 8 rows x 16 bytes, the two 16-byte halves of 8 rows side by
+ * side (the descriptor's leading offset, 128 bytes), 8-row groups 256 bytes apart (its
+ * stride offset). wgmma_b_word: where half h of B row b lies, in words from the first. */
+#define CORE_ROWS 8
+#define CORE_WORDS (CORE_ROWS * CHUNK_WORDS)
+
+static __device__ __forceinline__ int wgmma_b_word(int b, int half)
+{
+    return (b / CORE_ROWS * 2 + half) * CORE_WORDS + b % CORE_ROWS * CHUNK_WORDS;
+}
+
+/* The descriptor of the B rows from `rows` on (wgmma_b_word's layout). */
+static __device__ __forceinline__ uint64_t wgmma_b_descriptor(const uint32_t *rows)
+{
+    const uint32_t address = (uint32_t)__cvta_generic_to_shared(rows);
+    const uint64_t start = address % DESC_START_LIMIT / DESC_UNIT_BYTES;
+    const uint64_t leading = CORE_WORDS * 4 / DESC_UNIT_BYTES;
+    const uint64_t stride = 2 * CORE_WORDS * 4 / DESC_UNIT_BYTES;
+    return start << DESC_START_SHIFT | leading << DESC_LEADING_SHIFT | stride << DESC_STRIDE_SHIFT |
+           (uint64_t)DESC_SWIZZLE_NONE << DESC_SWIZZLE_SHIFT;
+}
+
 /* The counts of the block's tile at pixels m0.., channels n0.., stages of TAPS taps,
  * copied by cp.async into the ring (ASYNC) or by loads and stores into one buffer.
  * pixel_rows has filled the block's table. Each thread copies the same 16-byte chunks
@@ -347,7 +404,7 @@ struct stage_at {
  * n0 + b % 64 at tap dj0 + b / 64 of filter row ti, b = row - A_ROWS); rows the stage's
  * taps do not read are not copied. A filter of up to 31 taps a row: the valid taps of a
  * pixel's x are bits of an int. */
-template <typename Op, int TAPS, bool ASYNC, bool VECTOR>
+template <typename Op, int TAPS, bool ASYNC, bool VECTOR, bool WGMMA>
 static __device__ __forceinline__ void
 bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
           const struct conv_shape &s, int m0, int n0, struct bmma_smem &sm, struct bmma_counts &out)
@@ -381,6 +438,8 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                                           row < BM + width - 1 && (unsigned)p < (unsigned)pixels);
             } else if (row < A_ROWS(TAPS) + width * BN) {
                 const int b = row - A_ROWS(TAPS), k = n0 + b % BN; /* tap dj0 + b / BN */
+                if (WGMMA)
+                    dst = stage + A_ROWS(TAPS) * ROW_WORDS + wgmma_b_word(b, tid % 2);
                 copy_chunk<VECTOR, ASYNC>(dst, weights, (k * taps + b / BN) * words + b_first, word,
                                           words, k < s.cout);
             }
@@ -433,6 +492,8 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
         /* [page: ring-wait] */
         if (ASYNC) {
             wait_copies<STAGES - 2>();
+            if (WGMMA)
+                fence_async_proxy(); /* visible to wgmma's reads too */
             __syncthreads(); /* this step's tiles are visible; last step's buffer is free */
             if (step + STAGES - 1 < steps)
                 issue(step + STAGES - 1); /* into the buffer the warps finished with last step */
@@ -454,23 +515,36 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
         for (int d = 0; d < TAPS; d++) {
             if (d >= width)
                 break;
-            uint32_t a[M_FRAGS][4], b[N_FRAGS][2];
+            uint32_t a[M_FRAGS][4];
 #pragma unroll
             for (int i = 0; i < M_FRAGS; i++)
                 ldmatrix_x4(a[i], inside[i] >> d & 1
                                       ? tile + (a_row0 + i * 16 + d) * ROW_WORDS + a_word
                                       : zeros);
+            if constexpr (WGMMA) {
+                /* The warpgroup's 32 channels at tap dj0 + d; tap d - 1's wgmmas may still
+                 * run, adding into the same accumulators. */
+                const uint64_t b_desc = wgmma_b_descriptor(
+                    tile + A_ROWS(TAPS) * ROW_WORDS + wgmma_b_word(d * BN + warp_n * WARP_N, 0));
+                wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < N_FRAGS; j += 2) {
-                uint32_t q[4];
-                ldmatrix_x4(q, tile + (b_row0 + d * BN + j * 8) * ROW_WORDS + b_word);
-                b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];
+                for (int i = 0; i < M_FRAGS; i++)
+                    Op::run_warpgroup(accumulators(out, i), a[i], b_desc);
+                wgmma_commit();
+            } else {
+                uint32_t b[N_FRAGS][2];
+#pragma unroll
+                for (int j = 0; j < N_FRAGS; j += 2) {
+                    uint32_t q[4];
+                    ldmatrix_x4(q, tile + (b_row0 + d * BN + j * 8) * ROW_WORDS + b_word);
+                    b[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];
+                }
+#pragma unroll
+                for (int i = 0; i < M_FRAGS; i++)
+#pragma unroll
+                    for (int j = 0; j < N_FRAGS; j++)
+                        Op::run(out.acc[i][j], a[i], b[j]);
             }
-#pragma unroll
-            for (int i = 0; i < M_FRAGS; i++)
-#pragma unroll
-                for (int j = 0; j < N_FRAGS; j++)
-                    Op::run(out.acc[i][j], a[i], b[j]);
             if (Op::COUNTS_INPUT) { /* a branch: a register array indexed at run time
                                        would go to local memory */
                 if (warp_n == 0)
@@ -480,6 +554,12 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             }
         }
         /* [/page: tap-mma] */
+        if (WGMMA) { /* the buffer the next step refills is this one */
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < M_FRAGS; i++)
+                pin_accumulators(accumulators(out, i));
+        }
         if (!ASYNC)
             __syncthreads(); /* every warp is done with the buffer the next step refills */
         at.next(TAPS, ksize, words_padded);
@@ -667,9 +747,11 @@ template <typename Op> struct fp32_values {
  * counted for the border correction, the weight counts per tap (tap_bases) before
  * BMMA_CLASSES, the table of bases (class_bases) from it on. Three blocks (24 warps)
  * per SM: at most 80 registers. bnn-b16c256s28's 392 blocks then run in one wave on
- * 132 SMs (at two per SM, in two). */
+ * 132 SMs (at two per SM, in two). BMMA_WGMMA takes two: within 80 registers ptxas
+ * serialises the wgmmas (waits for each before the next), for want of registers to keep
+ * a tap's A fragments and the accumulators in flight while the next tap's load. */
 template <typename Op, template <typename> class Epilogue, int STEP, bool VECTOR>
-__global__ void __launch_bounds__(BMMA_THREADS, 3)
+__global__ void __launch_bounds__(BMMA_THREADS, STEP >= BMMA_WGMMA ? 2 : 3)
     conv2d_bmma(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weights,
                 const float *__restrict__ alpha, const float *__restrict__ bias,
                 const int *__restrict__ border, typename Epilogue<Op>::out *__restrict__ output,
@@ -686,8 +768,8 @@ __global__ void __launch_bounds__(BMMA_THREADS, 3)
         issue_epilogue_tables(alpha, bias, border, s, n0, sm, table);
     pixel_rows<STEP >= BMMA_CLASSES>(s, m0, sm);
     struct bmma_counts c;
-    bmma_tile<Op, STEP >= BMMA_ROWS ? ROW_TAPS : 1, STEP >= BMMA_RING, VECTOR>(input, weights, s,
-                                                                               m0, n0, sm, c);
+    bmma_tile<Op, STEP >= BMMA_ROWS ? ROW_TAPS : 1, STEP >= BMMA_RING, VECTOR, STEP >= BMMA_WGMMA>(
+        input, weights, s, m0, n0, sm, c);
     /* [/page: step-kernel] */
     const int c0 = thread_channel();
     if constexpr (STEP < BMMA_TABLES) {

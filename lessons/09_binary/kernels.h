@@ -46,6 +46,10 @@ void launch_conv2d_bmma_xor(const struct conv_args *a);
 /* The AND kernel writing the signs of its output packed for the next binary layer
  * (9_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_classes's. */
 void launch_conv2d_bmma_fused(const struct conv_args *a);
+/* bmma_and on Hopper's warpgroup MMA (10_bmma_wgmma.cu, sm_90a code): scratch and setup
+ * are bmma_classes's; bmma_wgmma_code_cc is 90 where the build made its sm_90a code, else 0. */
+void launch_conv2d_bmma_wgmma(const struct conv_args *a);
+int bmma_wgmma_code_cc(void);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
  * (setup packs the weights once, as a network would; 8_bmma_and.cu). */
 size_t pack_bmma_scratch_bytes(const struct conv_shape *s);

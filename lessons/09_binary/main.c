@@ -38,7 +38,7 @@ static const char *bmma_shape_unsupported(const struct conv_shape *s)
 }
 
 /* The bit tensor cores' m16n8k256 with .and.popc needs sm_80 (sm_75 has only m8n8k128
- * with .xor.popc). */
+ * with .xor.popc); wgmma is sm_90a code, which runs on a 9.0 GPU alone. */
 static const struct conv_variant variants[] = {
     {.name = "float_sign",
      .what = "lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias: no packing",
@@ -126,6 +126,18 @@ static const struct conv_variant variants[] = {
      .scratch_bytes = bmma_scratch_bytes,
      .setup = setup_conv2d_bmma_classes,
      .run = launch_conv2d_bmma_fused},
+    {.name = "bmma_wgmma",
+     .what = "bmma_and on Hopper's warpgroup MMA, wgmma.m64n32k256 .and.popc, B by descriptor",
+     .dtype = DTYPE_BINARY,
+     .layout = LAYOUT_BITS,
+     .unsupported = bmma_shape_unsupported,
+     .needs = {.cc = 90,
+               .arch_specific = true,
+               .code_cc = bmma_wgmma_code_cc,
+               .smem_bytes = bmma_smem_per_block},
+     .scratch_bytes = bmma_scratch_bytes,
+     .setup = setup_conv2d_bmma_classes,
+     .run = launch_conv2d_bmma_wgmma},
     {.name = "pack_bmma_and",
      .what = "bmma_and on +1/-1 float NHWC input, packed to bits inside the timed run",
      .dtype = DTYPE_BINARY,

@@ -1,0 +1,98 @@
+/* Hopper's warpgroup MMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-
+ * Accumulate"): what every wgmma kernel needs whatever its types and tiles, for lesson
+ * 08's wgmma steps and lesson 09's 1-bit one. A warpgroup (4 warps, 128 threads) issues
+ * wgmma.m64nNkK asynchronously: B (and A, or A from registers) read from shared memory
+ * through 64-bit descriptors, the product added into accumulators in the warpgroup's
+ * registers; the warps go on, and wait for it (wgmma_wait) only when they need its
+ * result, its registers or its shared memory back.
+ *
+ * wgmma exists in sm_90a code only (CONV_HAVE_WGMMA); elsewhere these compile to nothing
+ * and the variants that use them never launch. For the kernels (.cu) only. */
+#ifndef WGMMA_CUH
+#define WGMMA_CUH
+
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CONV_HAVE_WGMMA 1
+#else
+#define CONV_HAVE_WGMMA 0
+#endif
+
+/* A shared-memory operand for wgmma is a 64-bit descriptor (PTX ISA, "Matrix
+ * Descriptor Format"); its fields, addresses and offsets in 16-byte units: */
+#define DESC_UNIT_BYTES 16
+#define DESC_START_SHIFT 0          /* bits 0-13: the tile's shared-memory address */
+#define DESC_START_LIMIT (1u << 18) /* 14 bits of 16-byte units: 256 KB */
+#define DESC_LEADING_SHIFT 16       /* bits 16-29: the leading dimension's byte offset */
+#define DESC_STRIDE_SHIFT 32        /* bits 32-45: from one 8-row group to the next */
+#define DESC_SWIZZLE_SHIFT 62       /* bits 62-63: 0 none, 1 128-byte, 2 64-byte, 3 32-byte */
+#define DESC_SWIZZLE_NONE 0
+#define DESC_SWIZZLE_128B 1
+
+static __device__ __forceinline__ void wgmma_fence(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void wgmma_commit(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/* Waits until at most `pending` committed groups of this warpgroup are in flight. */
+template <int pending> static __device__ __forceinline__ void wgmma_wait(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
+#endif
+}
+
+/* The accumulators are written by the tensor cores behind the compiler's back: an
+ * empty asm that "reads and writes" each one keeps the compiler from moving an access
+ * to them across a fence or a wait (CUTLASS's warpgroup_fence_operand). */
+template <int N> static __device__ __forceinline__ void pin_accumulators(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* The same for s32 accumulators (the 1-bit forms). */
+template <int N> static __device__ __forceinline__ void pin_accumulators(int (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+r"(d[i])::"memory");
+}
+
+/* Makes this thread's shared-memory stores visible to the async proxy that wgmma reads
+ * through. */
+static __device__ __forceinline__ void fence_async_proxy(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/* Gives up (dec) or asks for (inc) registers, per thread of the warpgroup, down or up to
+ * the count named (PTX ISA, "setmaxnreg"). Every warp of the warpgroup executes it. */
+template <int count> static __device__ __forceinline__ void registers_down(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
+#endif
+}
+
+template <int count> static __device__ __forceinline__ void registers_up(void)
+{
+#if CONV_HAVE_WGMMA
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
+#endif
+}
+
+#endif
