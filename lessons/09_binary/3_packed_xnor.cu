@@ -46,7 +46,6 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
                 pixel < pixels && y + di >= 0 && y + di < s.h && x + dj >= 0 && x + dj < s.w;
             src[p] = inside ? pixel + di * s.w + dj : -1;
         }
-        /* [page: xnor-chunk] */
         for (int w0 = 0; w0 < words; w0 += XN_CHUNK_WORDS) {
             const int chunk = min(XN_CHUNK_WORDS, words - w0);
             __syncthreads(); /* the previous chunk's readers are done */
@@ -57,6 +56,7 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
                                     : 0u;
             }
             __syncthreads();
+            /* [page: xnor-chunk] */
             for (int word = 0; word < chunk; word++) {
                 const uint32_t w = w_tile[word * XN_PITCH + lane];
 #pragma unroll
@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(XN_CHANNELS *XN_WARPS)
                     if (src[p] >= 0)
                         mismatches[p] += __popc(input[(size_t)src[p] * words + w0 + word] ^ w);
             }
+            /* [/page: xnor-chunk] */
         }
-        /* [/page: xnor-chunk] */
     }
     if (k >= s.cout)
         return;

@@ -380,10 +380,12 @@ struct stage_at {
 #define CORE_ROWS 8
 #define CORE_WORDS (CORE_ROWS * CHUNK_WORDS)
 
+/* [page: wgmma-b-word] */
 static __device__ __forceinline__ int wgmma_b_word(int b, int half)
 {
     return (b / CORE_ROWS * 2 + half) * CORE_WORDS + b % CORE_ROWS * CHUNK_WORDS;
 }
+/* [/page: wgmma-b-word] */
 
 /* The descriptor of the B rows from `rows` on (wgmma_b_word's layout). */
 static __device__ __forceinline__ uint64_t wgmma_b_descriptor(const uint32_t *rows)
@@ -394,6 +396,24 @@ static __device__ __forceinline__ uint64_t wgmma_b_descriptor(const uint32_t *ro
     const uint64_t stride = 2 * CORE_WORDS * 4 / DESC_UNIT_BYTES;
     return start << DESC_START_SHIFT | leading << DESC_LEADING_SHIFT | stride << DESC_STRIDE_SHIFT |
            (uint64_t)DESC_SWIZZLE_NONE << DESC_SWIZZLE_SHIFT;
+}
+
+/* BMMA_WGMMA's multiply of one tap: each warp's fragments i of A, the warpgroup's B
+ * rows from b_rows on, one wgmma.m64n32k256 per fragment into its counts, committed as
+ * one group. The tap before's group may still run, adding into the same counts. */
+template <typename Op>
+static __device__ __forceinline__ void wgmma_tap(struct bmma_counts &out,
+                                                 const uint32_t (&a)[M_FRAGS][4],
+                                                 const uint32_t *b_rows)
+{
+    /* [page: wgmma-tap] */
+    const uint64_t b_desc = wgmma_b_descriptor(b_rows);
+    wgmma_fence();
+#pragma unroll
+    for (int i = 0; i < M_FRAGS; i++)
+        Op::run_warpgroup(accumulators(out, i), a[i], b_desc);
+    wgmma_commit();
+    /* [/page: wgmma-tap] */
 }
 
 /* The counts of the block's tile at pixels m0.., channels n0.., stages of TAPS taps,
@@ -521,16 +541,10 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
                 ldmatrix_x4(a[i], inside[i] >> d & 1
                                       ? tile + (a_row0 + i * 16 + d) * ROW_WORDS + a_word
                                       : zeros);
-            if constexpr (WGMMA) {
-                /* The warpgroup's 32 channels at tap dj0 + d; tap d - 1's wgmmas may still
-                 * run, adding into the same accumulators. */
-                const uint64_t b_desc = wgmma_b_descriptor(
-                    tile + A_ROWS(TAPS) * ROW_WORDS + wgmma_b_word(d * BN + warp_n * WARP_N, 0));
-                wgmma_fence();
-#pragma unroll
-                for (int i = 0; i < M_FRAGS; i++)
-                    Op::run_warpgroup(accumulators(out, i), a[i], b_desc);
-                wgmma_commit();
+            if constexpr (WGMMA) { /* the warpgroup's 32 channels at tap dj0 + d */
+                wgmma_tap<Op>(out, a,
+                              tile + A_ROWS(TAPS) * ROW_WORDS +
+                                  wgmma_b_word(d * BN + warp_n * WARP_N, 0));
             } else {
                 uint32_t b[N_FRAGS][2];
 #pragma unroll
