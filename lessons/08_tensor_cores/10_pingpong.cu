@@ -1,5 +1,4 @@
-/* Lesson 08, step 10, variants "wgmma_fp16", "wgmma_bf16" and "wgmma_tf32": a persistent
- * kernel whose two
+/* Lesson 08, step 10, variant "wgmma_fp16_pingpong": a persistent kernel whose two
  * consumer warpgroups take turns. Steps 7-9 start a block per tile: each block pays a
  * pipeline fill (its first loads' latency, with nothing to multiply) and an epilogue
  * (its accumulators to global memory) during which the SM's tensor cores idle, and the
@@ -7,8 +6,8 @@
  *   - one block per SM, which walks the layer's tiles (blockIdx.x, then every
  *     gridDim.x-th): the producer loads their steps one after the other into the ring
  *     without a pause, so the next tile's first stages land while this tile ends;
- *   - each consumer warpgroup computes a whole 128 x 128 tile (two wgmma.m64n128 per 16
- *     values of k, 128 accumulators per thread), the two warpgroups taking the block's
+ *   - each consumer warpgroup computes a whole 128 x BN tile (two wgmma.m64n<BN> per 16
+ *     values of k, BN accumulators per thread), the two warpgroups taking the block's
  *     tiles in turn. The ring hands out the steps in order, so warpgroup 1 multiplies
  *     its tile while warpgroup 0 stores the one before, and the other way round: the
  *     epilogues hide behind the other warpgroup's multiplies (CUTLASS's "ping-pong").
@@ -20,10 +19,10 @@
  *     barrier two rounds ahead of the loads, and a parity wait cannot tell round r from
  *     round r + 2: it would read the stage before its bytes have landed.
  *
- * The same kernel on bf16, and on fp32 data in TF32 (wgmma.m64n128k8.tf32: 32 channels
- * per 128-byte row), PyTorch's default precision for fp32 convolutions.
+ * Step 10 runs BN = 128; step 11 (11_narrow_tile.cu) launches the same kernel with
+ * BN = 64 too, and on bf16 and TF32 (wgmma.m64n<BN>k8.tf32: 32 channels per 128-byte row).
  *
- *   build/bin/08_tensor_cores --preset unet-64x128 --variant wgmma_fp16
+ *   build/bin/08_tensor_cores --preset unet-64x128 --variant wgmma_fp16_pingpong
  */
 #include <limits.h>
 
@@ -31,18 +30,18 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
-#define PP_BN 128
+#define PP_BN 128 /* step 10's tile width */
 #define PP_CONSUMERS 2 /* warpgroups 0 and 1; the producer is warpgroup 2 */
 #define PP_THREADS (128 * (PP_CONSUMERS + 1))
 #define PP_WARPS_PER_CONSUMER 4
 #define PP_PRODUCER_REGISTERS 40 /* 128 x 40 + 256 x 232 = 64512 registers */
 #define PP_CONSUMER_REGISTERS 232
 
-/* One step of a warpgroup's 128 x 128 tile: for each 16 values of k, the wgmma of rows
+/* One step of a warpgroup's 128 x BN tile: for each 16 values of k, the wgmma of rows
  * 0..63 and of rows 64..127 (8 KB further in A), committed as one group. */
-template <typename Op>
-static __device__ __forceinline__ void multiply_tile_step(float (&acc)[2][64], const uint4 *a_tile,
-                                                          const uint4 *b_tile)
+template <typename Op, int BN>
+static __device__ __forceinline__ void multiply_tile_step(float (&acc)[2][BN / 2],
+                                                          const uint4 *a_tile, const uint4 *b_tile)
 {
     const uint64_t a_desc = tile_descriptor(a_tile), b_desc = tile_descriptor(b_tile);
     pin_accumulators(acc[0]);
@@ -52,7 +51,7 @@ static __device__ __forceinline__ void multiply_tile_step(float (&acc)[2][64], c
     for (int k = 0; k < WG_CHUNKS * CHUNK_BYTES / WG_KSTEP_BYTES; k++)
 #pragma unroll
         for (int half = 0; half < 2; half++)
-            wgmma_op<Op, PP_BN>::run(
+            wgmma_op<Op, BN>::run(
                 acc[half],
                 descriptor_plus(a_desc, half * WG_ROWS_PER_GROUP * WG_CHUNKS * CHUNK_BYTES +
                                             k * WG_KSTEP_BYTES),
@@ -60,7 +59,7 @@ static __device__ __forceinline__ void multiply_tile_step(float (&acc)[2][64], c
     wgmma_commit();
 }
 
-template <typename Op>
+template <typename Op, int BN>
 __global__ void __launch_bounds__(PP_THREADS, 1)
     conv2d_wgmma_pingpong(const __grid_constant__ CUtensorMap input_map,
                           const __grid_constant__ CUtensorMap weight_map,
@@ -69,7 +68,7 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
                           int tiles)
 {
     typedef typename Op::elem E;
-    typedef tma_tile<E, PP_BN> tile_t;
+    typedef tma_tile<E, BN> tile_t;
     constexpr int STAGES = tile_t::STAGES;
     extern __shared__ uint4 smem[];
     __shared__ uint64_t full[STAGES], empty[STAGES];
@@ -96,9 +95,9 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
             ring_position<STAGES> at;
             int t = 0;
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                const tma_block<E, PP_BN> block(s, tiling, tile / channel_tiles,
-                                                tile % channel_tiles * PP_BN);
-                tma_loader<E, PP_BN> loader(&input_map, &weight_map, block, s);
+                const tma_block<E, BN> block(s, tiling, tile / channel_tiles,
+                                             tile % channel_tiles * BN);
+                tma_loader<E, BN> loader(&input_map, &weight_map, block, s);
                 for (int i = 0; i < block.steps; i++, t++) {
                     if (t >= STAGES)
                         barrier_wait(&empty[at.stage], at.phase ^ 1);
@@ -116,8 +115,7 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
     ring_position<STAGES> at;
     int k = 0, mine = 0; /* the block's tiles so far, and this warpgroup's */
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, k++) {
-        const tma_block<E, PP_BN> block(s, tiling, tile / channel_tiles,
-                                        tile % channel_tiles * PP_BN);
+        const tma_block<E, BN> block(s, tiling, tile / channel_tiles, tile % channel_tiles * BN);
         /* [page: pingpong-turn] */
         if (k % PP_CONSUMERS != warpgroup) {
             at.skip(block.steps); /* the other warpgroup's tile */
@@ -129,12 +127,12 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
         if (turn_phase >= 0)
             barrier_wait(&turn[warpgroup], turn_phase & 1);
         /* [/page: pingpong-turn] */
-        float acc[2][64] = {};
+        float acc[2][BN / 2] = {};
         int previous = 0;
         for (int i = 0; i < block.steps; i++) {
             barrier_wait(&full[at.stage], at.phase);
             const uint4 *a_tile = ring + at.stage * tile_t::CHUNKS;
-            multiply_tile_step<Op>(acc, a_tile, a_tile + WG_BM * WG_CHUNKS);
+            multiply_tile_step<Op, BN>(acc, a_tile, a_tile + WG_BM * WG_CHUNKS);
             wgmma_wait<WG_IN_FLIGHT>();
             pin_accumulators(acc[0]);
             pin_accumulators(acc[1]);
@@ -155,26 +153,26 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
             barrier_arrive(&empty[previous]);
 #pragma unroll
         for (int half = 0; half < 2; half++)
-            store_tile<PP_BN>(acc[half], output, bias, s.cout, block.j0, half,
+            store_tile<BN>(acc[half], output, bias, s.cout, block.j0, half,
                               [&](int row) { return block.pixel_of(row, s, tiling); });
     }
 }
 
 /* One block per SM, or one per tile where there are fewer. */
-template <typename Op> static void launch_pingpong(const struct conv_args *a)
+template <typename Op, int BN> void launch_pingpong(const struct conv_args *a)
 {
-    typedef tma_tile<typename Op::elem, PP_BN> tile_t;
+    typedef tma_tile<typename Op::elem, BN> tile_t;
     const struct conv_shape *s = &a->shape;
     const struct pixel_tiling tiling = pixel_tiling_of(s);
-    const int channel_tiles = ceil_div(s->cout, PP_BN);
+    const int channel_tiles = ceil_div(s->cout, BN);
     const long long tiles = (long long)s->n * tiling.tiles_y * tiling.tiles_x * channel_tiles;
     if (tiles > INT_MAX) { /* a tile index is an int: step 8's kernel walks such layers */
-        launch_warp_specialised<Op, PP_BN, 1>(a);
+        launch_warp_specialised<Op, 128, 1>(a);
         return;
     }
     CUtensorMap input_map, weight_map;
-    encode_layer_maps<typename Op::elem, PP_BN>(a, tiling, &input_map, &weight_map);
-    auto kernel = conv2d_wgmma_pingpong<Op>;
+    encode_layer_maps<typename Op::elem, BN>(a, tiling, &input_map, &weight_map);
+    auto kernel = conv2d_wgmma_pingpong<Op, BN>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     tile_t::SMEM_BYTES));
     int device, sms;
@@ -187,25 +185,17 @@ template <typename Op> static void launch_pingpong(const struct conv_args *a)
     CUDA_CHECK_LAUNCH();
 }
 
-template <typename Op> static void launch(const struct conv_args *a)
+template void launch_pingpong<mma_fp16, 64>(const struct conv_args *a);
+template void launch_pingpong<mma_fp16, 128>(const struct conv_args *a);
+template void launch_pingpong<mma_bf16, 64>(const struct conv_args *a);
+template void launch_pingpong<mma_bf16, 128>(const struct conv_args *a);
+template void launch_pingpong<mma_tf32, 64>(const struct conv_args *a);
+template void launch_pingpong<mma_tf32, 128>(const struct conv_args *a);
+
+extern "C" void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a)
 {
-    if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
-        launch_wgmma_cp_async<Op>(a);
+    if (!chunks_are_vectors(&a->shape, sizeof(mma_fp16::elem), a->input, a->weights))
+        launch_wgmma_cp_async<mma_fp16>(a);
     else
-        launch_pingpong<Op>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
-{
-    launch<mma_fp16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_bf16(const struct conv_args *a)
-{
-    launch<mma_bf16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_tf32(const struct conv_args *a)
-{
-    launch<mma_tf32>(a);
+        launch_pingpong<mma_fp16, PP_BN>(a);
 }

@@ -33,13 +33,16 @@ void launch_conv2d_3xtf32(const struct conv_args *a);
 /* Hopper's warpgroup MMA, which runs on a 9.0 GPU where the build has sm_90a code:
  * wgmma_code_cc() is 90 then, else 0. Step 5: wgmma fed by a cp.async ring (05_wgmma.cu);
  * step 6: by TMA loads and mbarriers (06_tma.cu); step 7: + warp specialisation
- * (07_warp_specialised.cu); step 8: + 128 x 256 tiles, on fp16, bf16 and TF32
- * (08_wide_tile.cu). */
+ * (07_warp_specialised.cu); step 8: + 128 x 256 tiles (08_wide_tile.cu); step 9: step
+ * 7 at two blocks per SM (09_two_blocks.cu); step 10: persistent blocks, ping-pong
+ * consumers (10_pingpong.cu); step 11: + 128 x 64 tiles below 65 output channels, on
+ * fp16, bf16 and TF32 (11_narrow_tile.cu). */
 int wgmma_code_cc(void);
 void launch_conv2d_wgmma_fp16_cp_async(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_tma(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_ws(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16_wide(const struct conv_args *a);
+void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a);
 void launch_conv2d_wgmma_fp16(const struct conv_args *a);
 void launch_conv2d_wgmma_bf16(const struct conv_args *a);
 void launch_conv2d_wgmma_tf32(const struct conv_args *a);

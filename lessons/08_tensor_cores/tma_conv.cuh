@@ -29,9 +29,10 @@
 #define TMA_WIDE_COUT 256 /* layers with this many output channels or more: BN = 256 */
 
 /* A block's tile, 128 pixels x BN output channels of element type Elem, in a ring of
- * stages: a stage holds A (128 rows of 128 bytes, 16 KB), then B (BN rows: 16 or 32
+ * stages: a stage holds A (128 rows of 128 bytes, 16 KB), then B (BN rows: 8, 16 or 32
  * KB). The wgmmas read 2 stages (the one issued now, the one still in flight), the loads
  * run ahead in the others, and an SM has 228 KB of shared memory for its BLOCKS blocks.
+ *   BN = 64 (step 11, at most 64 output channels): 8 stages of 24 KB (193 KB).
  *   BN = 128: 6 stages of 32 KB (193 KB with the alignment slack) keep at least 4 steps
  *     of loads in flight; 7 would fit too (225 KB), 8 would not.
  *   BN = 256: 4 stages of 48 KB (193 KB); 5 would need 241 KB. That leaves 2 steps of
@@ -39,10 +40,10 @@
  *     run as far ahead in time as 4 narrow steps do.
  *   Two blocks per SM (step 9), BN = 128: 3 stages of 32 KB each (97 KB). */
 template <typename Elem, int BN, int BLOCKS = 1> struct tma_tile {
-    static_assert(BN == 128 || BN == 256, "wgmma.m64n128 or m64n256");
+    static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma.m64n64, m64n128 or m64n256");
     static_assert(BLOCKS == 1 || (BLOCKS == 2 && BN == 128), "two blocks of 128 x 128");
     static constexpr int ACCUMULATORS = BN / 2; /* 64 x BN fp32 over 128 threads */
-    static constexpr int STAGES = BLOCKS == 2 ? 3 : BN == 128 ? 6 : 4;
+    static constexpr int STAGES = BLOCKS == 2 ? 3 : BN == 64 ? 8 : BN == 128 ? 6 : 4;
     static constexpr int BOX_CHANNELS = TMA_ROW_BYTES / sizeof(Elem);
     static constexpr int CHUNKS = (WG_BM + BN) * WG_CHUNKS; /* 16-byte chunks of a stage */
     static constexpr int STAGE_BYTES = CHUNKS * CHUNK_BYTES;

@@ -52,7 +52,7 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
     return descriptor + ((uint64_t)(bytes / DESC_UNIT_BYTES) << DESC_START_SHIFT);
 }
 
-/* One wgmma with 64 or 128 fp32 accumulators d[] per thread (N = 128 or 256) from two
+/* One wgmma with 32, 64 or 128 fp32 accumulators d[] per thread (N = 64, 128 or 256) from two
  * shared-memory descriptors, added to what they hold. The asm names each accumulator as
  * an operand: WG_D64(d, i) is d[i..i + 63], and %0.. in the instruction are the operands
  * in order. After the descriptors: scale-d (accumulate: a predicate set to true),
@@ -61,12 +61,13 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
 #define WG_D8(d, i)                                                                                \
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),    \
         "+f"(d[i + 6]), "+f"(d[i + 7])
-#define WG_D64(d, i)                                                                               \
-    WG_D8(d, i), WG_D8(d, i + 8), WG_D8(d, i + 16), WG_D8(d, i + 24), WG_D8(d, i + 32),            \
-        WG_D8(d, i + 40), WG_D8(d, i + 48), WG_D8(d, i + 56)
-#define WG_OPERANDS_0_63                                                                           \
+#define WG_D32(d, i) WG_D8(d, i), WG_D8(d, i + 8), WG_D8(d, i + 16), WG_D8(d, i + 24)
+#define WG_D64(d, i) WG_D32(d, i), WG_D32(d, i + 32)
+#define WG_OPERANDS_0_31                                                                           \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                       \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "             \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define WG_OPERANDS_0_63                                                                           \
+    WG_OPERANDS_0_31 ", "                                                                          \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "             \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define WG_OPERANDS_64_127                                                                         \
@@ -78,6 +79,11 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
 #define WG_NOT_TRANSPOSED ", 0, 0"
 #define WG_BEGIN "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, 1, 0;\n"
 #if CONV_HAVE_WGMMA
+#define WGMMA_N64(instruction, tail, d, desc_a, desc_b)                                            \
+    asm volatile(WG_BEGIN instruction " {" WG_OPERANDS_0_31 "}, %32, %33, accumulate, 1, 1" tail   \
+                                      ";\n}\n"                                                     \
+                 : WG_D32(d, 0)                                                                    \
+                 : "l"(desc_a), "l"(desc_b))
 #define WGMMA_N128(instruction, tail, d, desc_a, desc_b)                                           \
     asm volatile(WG_BEGIN instruction " {" WG_OPERANDS_0_63 "}, %64, %65, accumulate, 1, 1" tail   \
                                       ";\n}\n"                                                     \
@@ -89,6 +95,7 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
                  : WG_D64(d, 0), WG_D64(d, 64)                                                     \
                  : "l"(desc_a), "l"(desc_b))
 #else
+#define WGMMA_N64(instruction, tail, d, desc_a, desc_b) __trap()
 #define WGMMA_N128(instruction, tail, d, desc_a, desc_b) __trap()
 #define WGMMA_N256(instruction, tail, d, desc_a, desc_b) __trap()
 #endif
@@ -96,6 +103,25 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
 /* The wgmma of 128 x BN block tiles: m64n<BN>k<K> on the storage type of Op, K being
  * 32 bytes of it (16 fp16 or bf16 values, 8 TF32). */
 template <typename Op, int BN> struct wgmma_op;
+template <> struct wgmma_op<mma_fp16, 64> {
+    static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)
+    {
+        WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", WG_NOT_TRANSPOSED, d, a, b);
+    }
+};
+template <> struct wgmma_op<mma_bf16, 64> {
+    static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)
+    {
+        WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", WG_NOT_TRANSPOSED, d, a,
+                  b);
+    }
+};
+template <> struct wgmma_op<mma_tf32, 64> {
+    static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)
+    {
+        WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "", d, a, b);
+    }
+};
 template <> struct wgmma_op<mma_fp16, 128> {
     static __device__ __forceinline__ void run(float (&d)[64], uint64_t a, uint64_t b)
     {

@@ -1,0 +1,42 @@
+/* Lesson 08, step 11, variants "wgmma_fp16", "wgmma_bf16" and "wgmma_tf32": step 10 with
+ * a tile as narrow as the layer. Below 65 output channels a 128-wide tile is half padding:
+ * the wgmmas multiply zeros in B's rows 64..127 at the full cost (Nsight Compute on
+ * unet-64x64: 2.36 M wgmma instructions, twice the layer's work). There the block's
+ * tiles are 128 x 64 (wgmma.m64n64, 32 accumulators per 64 rows, 8 stages of 24 KB);
+ * from 65 channels on, step 10's 128 x 128. The lesson's final wgmma kernel, on fp16,
+ * bf16 and TF32.
+ *
+ *   build/bin/08_tensor_cores --preset unet-64x64 --variant wgmma_fp16
+ */
+#include "kernels.h"
+#include "tma_conv.cuh"
+#include "wgmma_steps.h"
+
+#define NARROW_COUT 64 /* layers with at most this many output channels: BN = 64 */
+
+/* [page: narrow-tile-launch] */
+template <typename Op> static void launch(const struct conv_args *a)
+{
+    if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
+        launch_wgmma_cp_async<Op>(a);
+    else if (a->shape.cout <= NARROW_COUT)
+        launch_pingpong<Op, 64>(a);
+    else
+        launch_pingpong<Op, 128>(a);
+}
+/* [/page: narrow-tile-launch] */
+
+extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
+{
+    launch<mma_fp16>(a);
+}
+
+extern "C" void launch_conv2d_wgmma_bf16(const struct conv_args *a)
+{
+    launch<mma_bf16>(a);
+}
+
+extern "C" void launch_conv2d_wgmma_tf32(const struct conv_args *a)
+{
+    launch<mma_tf32>(a);
+}
