@@ -53,7 +53,7 @@ LESSONS = {
             ("wgmma_fp16_ws", "+ warp specialisation", None),
             ("wgmma_fp16_wide", "+ 128x256 tiles from 256 out channels", None),
             ("wgmma_fp16_2blocks", "step 7, two blocks per SM", "wgmma_fp16_ws"),
-            ("wgmma_fp16", "persistent, ping-pong warpgroups", "wgmma_fp16_wide"),
+            ("wgmma_fp16", "persistent ping-pong (now _pingpong)", "wgmma_fp16_wide"),
         ),
         "presets": ("unet-64x128", "unet-256x256", "unet-1024x1024"),
         "reference": ("fp16", "nhwc"),

@@ -56,13 +56,13 @@ __global__ void __launch_bounds__(WMMA_THREADS)
         for (int j = 0; j < FRAGS; j++)
             wmma::fill_fragment(acc[i][j], 0.0f);
 
-    /* [page: wmma-one-tile] */
     for (int t = 0; t < ceil_div(load.depth, loader_t::BK); t++) {
         load.template load<VECTOR, false>(a_tile, b_tile);
         load.template advance<VECTOR>();
         commit_copies();
         wait_copies<0>();
         __syncthreads();
+        /* [page: wmma-one-tile] */
         for (int k = 0; k < WMMA_BK; k += WMMA_K) {
             /* A is pixels x k, row-major; B^T is channels x k, which is B (k x
              * channels) in column-major order. Leading dimension: a tile row. */
@@ -76,9 +76,9 @@ __global__ void __launch_bounds__(WMMA_THREADS)
                 for (int j = 0; j < FRAGS; j++)
                     wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
         }
+        /* [/page: wmma-one-tile] */
         __syncthreads(); /* the tile is read before the next load overwrites it */
     }
-    /* [/page: wmma-one-tile] */
 
     /* Which lane holds which accumulator is opaque: store the fragments to shared
      * memory, then write the tile out with the bias, channels contiguous. */

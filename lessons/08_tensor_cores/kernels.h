@@ -50,12 +50,12 @@ void launch_conv2d_wgmma_fp16_2blocks(const struct conv_args *a);
 
 /* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch
  * package, lesson 12): its TMA path needs whole 16-byte rows of channels (8 fp16 or
- * bf16), and below 65 output channels mma.sync's narrow tiles win: unet-3x64 and
- * unet-64x64 took 0.19 and 0.32 ms on mma_fp16, 0.44 and 0.48 ms on wgmma_fp16, and
- * unet-64x128 0.161 against 0.127 ms (results/h200/bench.csv). */
+ * bf16); where it has them, step 11's tiles win at any width: unet-64x64 took 0.33 ms on
+ * mma_fp16 and 0.22 on wgmma_fp16, and unet-3x64 (3 channels, gathered) 0.19 against
+ * 0.44 (results/h200/08_ladder/bench_9aed403.csv). */
 static inline bool wgmma_beats_mma(const struct conv_shape *s)
 {
-    return s->cin % 8 == 0 && s->cout >= 65;
+    return s->cin % 8 == 0;
 }
 
 #ifdef __cplusplus
