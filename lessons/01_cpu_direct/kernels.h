@@ -6,11 +6,11 @@
 #include "conv_args.h"
 
 /* The textbook loop nest, one output at a time (1_plain.c). */
-void conv_plain(const struct conv_args *a);
+conv_launcher conv_plain;
 /* Loops reordered so the innermost one streams along a row (2_reordered.c). */
-void conv_reordered(const struct conv_args *a);
+conv_launcher conv_reordered;
 /* conv_reordered split over threads (3_openmp.c). */
-void conv_openmp(const struct conv_args *a);
+conv_launcher conv_openmp;
 
 /* The reordered kernel on output rows [y0, y1) of plane (n, k): the unit of work
  * that conv_reordered loops over and conv_openmp hands to threads. */

@@ -16,11 +16,7 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     /* [page: naive-kernel] */
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = first_row + blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= w || y >= h)
-        return;
-    const size_t plane = (size_t)blockIdx.z * h * w;
-    const float acc = conv_at(in + plane, weights, h, w, ksize, x, y);
-    out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
+    store_conv_at(in, weights, bias, out, h, w, ksize, x, y);
     /* [/page: naive-kernel] */
 }
 

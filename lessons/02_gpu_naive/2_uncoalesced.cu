@@ -16,11 +16,7 @@ __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     const int x = blockIdx.x * blockDim.y + threadIdx.y;
     const int y = first_row + blockIdx.y * blockDim.x + threadIdx.x;
     /* [/page: uncoalesced-index] */
-    if (x >= w || y >= h)
-        return;
-    const size_t plane = (size_t)blockIdx.z * h * w;
-    const float acc = conv_at(in + plane, weights, h, w, ksize, x, y);
-    out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
+    store_conv_at(in, weights, bias, out, h, w, ksize, x, y);
 }
 
 /* [page: uncoalesced-launch] */

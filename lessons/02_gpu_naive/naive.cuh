@@ -1,5 +1,5 @@
 /* What both of lesson 02's kernels share: one output pixel computed straight from
- * global memory, and the launch over the image's grid chunks. */
+ * global memory and stored, and the launch over the image's grid chunks. */
 #ifndef LESSON02_NAIVE_CUH
 #define LESSON02_NAIVE_CUH
 
@@ -34,6 +34,20 @@ static __device__ float conv_at(const float *plane, const float *weights, int h,
     return acc;
 }
 /* [/page: conv-at] */
+
+/* [page: store-conv-at] */
+/* Output pixel (x, y) of plane blockIdx.z, plus bias[0] when there is a bias; nothing
+ * when (x, y) is outside the image (the last blocks of a row or column are partial). */
+static __device__ void store_conv_at(const float *in, const float *weights, const float *bias,
+                                     float *out, int h, int w, int ksize, int x, int y)
+{
+    if (x >= w || y >= h)
+        return;
+    const size_t plane = (size_t)blockIdx.z * h * w;
+    const float acc = conv_at(in + plane, weights, h, w, ksize, x, y);
+    out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
+}
+/* [/page: store-conv-at] */
 
 /* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int tile_h,

@@ -3,20 +3,18 @@
 #ifndef LESSON03_KERNELS_H
 #define LESSON03_KERNELS_H
 
+#include "conv_args.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct conv_args;
-
 /* The run-time radius (1_const_runtime.cu). setup: the device-resident weights into
  * that file's __constant__ filter. */
-void setup_const_runtime(const struct conv_args *a);
-void launch_conv2d_const(const struct conv_args *a);
+conv_launcher setup_const_runtime, launch_conv2d_const;
 /* Radius 0..7 (ksize 1..15) runs a fully unrolled instantiation, larger ones fall
  * back to conv2d_const (2_const_unrolled.cu); setup fills both files' filters. */
-void setup_const_unrolled(const struct conv_args *a);
-void launch_conv2d_const_unrolled(const struct conv_args *a);
+conv_launcher setup_const_unrolled, launch_conv2d_const_unrolled;
 
 #ifdef __cplusplus
 }

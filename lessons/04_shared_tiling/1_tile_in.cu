@@ -39,12 +39,7 @@ __global__ void __launch_bounds__(IN_TILE_THREADS)
     const bool computes = tx >= r && tx < r + out_tile && ty >= r && ty < r + out_tile;
     if (!computes || !in_image)
         return;
-    float acc = 0.0f;
-#pragma unroll
-    for (int i = 0; i < k; ++i)
-#pragma unroll
-        for (int j = 0; j < k; ++j)
-            acc += tile[ty - r + i][tx - r + j] * filter_const[i * k + j];
+    const float acc = taps_over_tile(tile, ty - r, tx - r, k);
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
 /* [/page: tile-in-kernel] */

@@ -41,12 +41,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     const int x = x0 + tx, y = y0 + ty;
     if (x >= w || y >= h)
         return;
-    float acc = 0.0f;
-#pragma unroll
-    for (int i = 0; i < k; ++i)
-#pragma unroll
-        for (int j = 0; j < k; ++j)
-            acc += tile[ty + i][tx + j] * filter_const[i * k + j];
+    const float acc = taps_over_tile(tile, ty, tx, k);
     out[plane + y * w + x] = (bias ? bias[0] : 0.0f) + acc;
 }
 

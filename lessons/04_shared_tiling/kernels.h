@@ -4,23 +4,20 @@
 #ifndef LESSON04_KERNELS_H
 #define LESSON04_KERNELS_H
 
+#include "conv_args.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct conv_args;
-
 /* Blocks the size of the input tile: each thread loads one input pixel (1_tile_in.cu). */
-void setup_tile_in(const struct conv_args *a);
-void launch_conv2d_tile_in(const struct conv_args *a);
+conv_launcher setup_tile_in, launch_conv2d_tile_in;
 /* Blocks the size of the output tile: the tile and its halo loaded in several passes
  * (2_tile_out.cu). */
-void setup_tile_out(const struct conv_args *a);
-void launch_conv2d_tile_out(const struct conv_args *a);
+conv_launcher setup_tile_out, launch_conv2d_tile_out;
 /* Only the block's own pixels in shared memory; halo reads go through the caches
  * (3_tile_cached_halo.cu). */
-void setup_tile_cached_halo(const struct conv_args *a);
-void launch_conv2d_tile_cached_halo(const struct conv_args *a);
+conv_launcher setup_tile_cached_halo, launch_conv2d_tile_cached_halo;
 
 #ifdef __cplusplus
 }

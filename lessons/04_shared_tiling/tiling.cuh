@@ -1,5 +1,6 @@
 /* What lesson 04's three tilings share: the output tile of a 32x8 block, the filter in
- * __constant__ memory and the launch over the image's grid chunks. */
+ * __constant__ memory, the taps over a shared tile and the launch over the image's grid
+ * chunks. */
 #ifndef LESSON04_TILING_CUH
 #define LESSON04_TILING_CUH
 
@@ -22,6 +23,22 @@ static __constant__ float filter_const[MAX_KSIZE * MAX_KSIZE];
 
 typedef void (*tiled_kernel)(const float *in, const float *bias, float *out, int h, int w,
                              int ksize, int first_row);
+
+/* tile_in and tile_out: the filter over the window whose top-left corner is tile[y][x],
+ * a tile row being W floats; the tile holds the zero padding, so no bounds test. */
+/* [page: taps-over-tile] */
+template <int W>
+__device__ __forceinline__ float taps_over_tile(const float (*tile)[W], int y, int x, int k)
+{
+    float acc = 0.0f;
+#pragma unroll
+    for (int i = 0; i < k; ++i)
+#pragma unroll
+        for (int j = 0; j < k; ++j)
+            acc += tile[y + i][x + j] * filter_const[i * k + j];
+    return acc;
+}
+/* [/page: taps-over-tile] */
 
 /* The device-resident weights into this file's filter_const. */
 static void copy_filter_to_constant(const struct conv_args *a)

@@ -62,56 +62,45 @@ __device__ __forceinline__ void copy_row_async(float *dst, const float *__restri
     });
 }
 
-/* Floats of a LEN-float row that one of THREADS threads copies in copy_row_async. */
-__host__ __device__ constexpr int row_share(int len, int threads, bool wide)
+/* Units of a LEN-float row that one of THREADS threads copies in copy_row_async. */
+__host__ __device__ constexpr int row_share_units(int len, int threads, bool wide)
 {
-    return (len / (wide ? VEC : 1) + threads - 1) / threads * (wide ? VEC : 1);
+    return (len / (wide ? VEC : 1) + threads - 1) / threads;
 }
 
-/* copy_row_async's copies of this thread as ordinary loads into its registers (zeros
- * outside the image), for store_row_share to write into the shared row later. The loop
- * is for_each_row_unit's written out: through the lambda the compiler assigns this
- * kernel's registers differently, and the committed timings are of this code. */
+/* copy_row_async's copies of this thread as ordinary loads into its registers, unit k
+ * into share[k] (zeros outside the image), for store_row_share to write into the shared
+ * row later. The loop is for_each_row_unit's written out: through the lambda the
+ * compiler assigns this kernel's registers differently, and the committed timings are
+ * of this code. */
 template <int LEN, int THREADS, bool WIDE>
-__device__ __forceinline__ void load_row_share(float (&share)[row_share(LEN, THREADS, WIDE)],
-                                               const float *__restrict__ plane, int y, int x, int h,
-                                               int w)
+__device__ __forceinline__ void
+load_row_share(float (&share)[row_share_units(LEN, THREADS, WIDE)][WIDE ? VEC : 1],
+               const float *__restrict__ plane, int y, int x, int h, int w)
 {
     constexpr int UNIT = WIDE ? VEC : 1;
     constexpr int UNITS = LEN / UNIT;
-    const bool row_inside = (unsigned)y < (unsigned)h;
 #pragma unroll
     for (int k = 0; k < (UNITS + THREADS - 1) / THREADS; ++k) {
         const int e = (int)threadIdx.x + k * THREADS;
         if (UNITS % THREADS != 0 && e >= UNITS)
             break;
-        const int c = x + e * UNIT;
-        const bool inside = row_inside && (unsigned)c < (unsigned)w;
-        if constexpr (WIDE) {
-            float4 f = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (inside)
-                f = __ldg(reinterpret_cast<const float4 *>(plane + (y * w + c)));
-            share[k * VEC + 0] = f.x;
-            share[k * VEC + 1] = f.y;
-            share[k * VEC + 2] = f.z;
-            share[k * VEC + 3] = f.w;
-        } else {
-            share[k] = inside ? __ldg(plane + (y * w + c)) : 0.0f;
-        }
+        load_span<UNIT, WIDE>(share[k], plane, y, x + e * UNIT, h, w);
     }
 }
 
 /* The registers load_row_share filled, into the shared row dst. */
 template <int LEN, int THREADS, bool WIDE>
-__device__ __forceinline__ void store_row_share(float *dst,
-                                                const float (&share)[row_share(LEN, THREADS, WIDE)])
+__device__ __forceinline__ void
+store_row_share(float *dst,
+                const float (&share)[row_share_units(LEN, THREADS, WIDE)][WIDE ? VEC : 1])
 {
     for_each_row_unit<LEN, THREADS, WIDE>([&](int k, int e) {
         if constexpr (WIDE)
-            *reinterpret_cast<float4 *>(dst + e * VEC) = make_float4(
-                share[k * VEC], share[k * VEC + 1], share[k * VEC + 2], share[k * VEC + 3]);
+            *reinterpret_cast<float4 *>(dst + e * VEC) =
+                make_float4(share[k][0], share[k][1], share[k][2], share[k][3]);
         else
-            dst[e] = share[k];
+            dst[e] = share[k][0];
     });
 }
 
@@ -174,7 +163,7 @@ __global__ void __launch_bounds__(RING_TILE_W / OUTS, BOUND ? ring_min_blocks(R,
                   "a power-of-two ring");
     __shared__ __align__(16) float ring[RING_STAGES][ROW];
     /* Without ASYNC: this thread's share of the row on its way. */
-    float share[row_share(ROW, THREADS, WIDE)];
+    float share[row_share_units(ROW, THREADS, WIDE)][WIDE ? VEC : 1];
 
     const int tile_x = (int)(blockIdx.x % tiles_x) * RING_TILE_W;
     const int y0 = (int)(blockIdx.x / tiles_x) * strip_rows;

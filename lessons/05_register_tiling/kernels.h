@@ -6,37 +6,26 @@
 #ifndef LESSON05_KERNELS_H
 #define LESSON05_KERNELS_H
 
+#include "conv_args.h"
 #include "ring_window.h" /* step 3 */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct conv_args;
+/* Step 1, outputs side by side along a row (1_row_tile.cu): one output per thread
+ * (lesson 03's unrolled kernel, the starting point); 4, then 8 outputs along a row per
+ * thread, scalar loads; 8 outputs with 16-byte loads where the rows allow them. */
+conv_launcher setup_row_tile, launch_one_per_thread, launch_row4, launch_row8, launch_row8_vec4;
 
-/* Step 1, outputs side by side along a row (1_row_tile.cu). */
-void setup_row_tile(const struct conv_args *a);
-/* One output per thread: lesson 03's unrolled kernel, the starting point. */
-void launch_one_per_thread(const struct conv_args *a);
-/* 4 outputs along a row per thread, scalar loads. */
-void launch_row4(const struct conv_args *a);
-/* 8 outputs along a row per thread, scalar loads. */
-void launch_row8(const struct conv_args *a);
-/* 8 outputs per thread with 16-byte loads where the rows allow them. */
-void launch_row8_vec4(const struct conv_args *a);
-
-/* Step 2, a strip of rows per thread (2_sliding_window.cu). */
-void setup_sliding_window(const struct conv_args *a);
-/* A strip of 32 rows x 8 outputs per thread: each input row is loaded once, just
- * before its FMAs, and feeds every output row it touches (the vertical register
- * window). */
-void launch_strip32(const struct conv_args *a);
-/* strip32, loading the next input row while the current one is used. */
-void launch_strip32_ahead(const struct conv_args *a);
-/* strip32_ahead with strips short enough to give every SM 16 blocks. */
-void launch_strip(const struct conv_args *a);
-/* strip, also asking L2 for the input row a few rows ahead: more bytes in flight. */
-void launch_strip_prefetch(const struct conv_args *a);
+/* Step 2, a strip of rows per thread (2_sliding_window.cu). strip32: a strip of 32 rows
+ * x 8 outputs per thread, each input row loaded once, just before its FMAs, and fed
+ * into every output row it touches (the vertical register window); strip32_ahead:
+ * loading the next input row while the current one is used; strip: strips short
+ * enough to give every SM 16 blocks; strip_prefetch: also asking L2 for the input row
+ * a few rows ahead, more bytes in flight. */
+conv_launcher setup_sliding_window, launch_strip32, launch_strip32_ahead, launch_strip,
+    launch_strip_prefetch;
 
 #ifdef __cplusplus
 }

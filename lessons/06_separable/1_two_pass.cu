@@ -116,31 +116,23 @@ void launch_two_pass_any_radius(const struct conv_args *a)
     CUDA_CHECK_LAUNCH();
 }
 
-template <int R, bool WIDE> static void launch_two_pass_with(const struct conv_args *a)
-{
-    const struct conv_shape *s = &a->shape;
-    /* [page: two-launches] */
-    const dim3 block(BLOCK_W, BLOCK_H);
-    const int row_tiles_x = ceil_div(s->w, BLOCK_W * ROW_OUTS);
-    row_pass<R, WIDE><<<grid_of(s, row_tiles_x, BLOCK_H), block, 0, a->stream>>>(
-        input_f32(a), intermediate_of(a), s->n, s->h, s->w, row_tiles_x);
-    CUDA_CHECK_LAUNCH();
-    const int column_tiles_x = ceil_div(s->w, BLOCK_W * COLUMN_OUTS);
-    column_pass<R, WIDE>
-        <<<grid_of(s, column_tiles_x, BLOCK_H * COLUMN_ROWS), block, 0, a->stream>>>(
-            intermediate_of(a), output_f32(a), s->n, s->h, s->w, column_tiles_x);
-    CUDA_CHECK_LAUNCH();
-    /* [/page: two-launches] */
-}
-
-/* two_pass for a compile-time radius R, with and without 16-byte loads. */
+/* two_pass for a compile-time radius R, with or without 16-byte loads. */
 struct two_pass {
-    template <int R> static void launch(const struct conv_args *a)
+    template <int R, bool WIDE> static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_two_pass_with<R, true>(a);
-        else
-            launch_two_pass_with<R, false>(a);
+        const struct conv_shape *s = &a->shape;
+        /* [page: two-launches] */
+        const dim3 block(BLOCK_W, BLOCK_H);
+        const int row_tiles_x = ceil_div(s->w, BLOCK_W * ROW_OUTS);
+        row_pass<R, WIDE><<<grid_of(s, row_tiles_x, BLOCK_H), block, 0, a->stream>>>(
+            input_f32(a), intermediate_of(a), s->n, s->h, s->w, row_tiles_x);
+        CUDA_CHECK_LAUNCH();
+        const int column_tiles_x = ceil_div(s->w, BLOCK_W * COLUMN_OUTS);
+        column_pass<R, WIDE>
+            <<<grid_of(s, column_tiles_x, BLOCK_H * COLUMN_ROWS), block, 0, a->stream>>>(
+                intermediate_of(a), output_f32(a), s->n, s->h, s->w, column_tiles_x);
+        CUDA_CHECK_LAUNCH();
+        /* [/page: two-launches] */
     }
 };
 
@@ -166,5 +158,5 @@ extern "C" void setup_two_pass(const struct conv_args *a)
 
 extern "C" void launch_two_pass(const struct conv_args *a)
 {
-    launch_for_radius<two_pass>(a->shape.ksize / 2, a, launch_two_pass_any_radius);
+    launch_for_filter<two_pass>(a);
 }

@@ -5,7 +5,6 @@
  */
 #include "kernels.h"
 #include "separable.cuh"
-#include "unrolled_radius.cuh"
 
 /* fused_smem: 32 x 8 threads make a tile 128 columns wide and 64 rows tall. */
 #define TILE_THREADS_H 8
@@ -67,24 +66,16 @@ __global__ void __launch_bounds__(TILE_THREADS, FUSED_SMEM_MIN_BLOCKS)
     }
 }
 
-template <int R, bool WIDE> static void launch_fused_smem_with(const struct conv_args *a)
-{
-    const struct conv_shape *s = &a->shape;
-    const int tiles_x = ceil_div(s->w, TILE_W);
-    conv2d_fused_smem<R, WIDE>
-        <<<grid_of(s, tiles_x, TILE_H), dim3(BLOCK_W, TILE_THREADS_H), 0, a->stream>>>(
-            input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
-    CUDA_CHECK_LAUNCH();
-}
-
-/* fused_smem for a compile-time radius R, with and without 16-byte loads. */
+/* fused_smem for a compile-time radius R, with or without 16-byte loads. */
 struct fused_smem {
-    template <int R> static void launch(const struct conv_args *a)
+    template <int R, bool WIDE> static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_fused_smem_with<R, true>(a);
-        else
-            launch_fused_smem_with<R, false>(a);
+        const struct conv_shape *s = &a->shape;
+        const int tiles_x = ceil_div(s->w, TILE_W);
+        conv2d_fused_smem<R, WIDE>
+            <<<grid_of(s, tiles_x, TILE_H), dim3(BLOCK_W, TILE_THREADS_H), 0, a->stream>>>(
+                input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
+        CUDA_CHECK_LAUNCH();
     }
 };
 
@@ -97,5 +88,5 @@ extern "C" void setup_fused_smem(const struct conv_args *a)
 
 extern "C" void launch_fused_smem(const struct conv_args *a)
 {
-    launch_for_radius<fused_smem>(a->shape.ksize / 2, a, launch_two_pass_any_radius);
+    launch_for_filter<fused_smem>(a);
 }

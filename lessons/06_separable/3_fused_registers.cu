@@ -5,7 +5,6 @@
  */
 #include "kernels.h"
 #include "separable.cuh"
-#include "unrolled_radius.cuh"
 
 /* fused_registers: a thread's patch, 4 columns (one float4) by fused_rows(R) rows. */
 #define FUSED_OUTS 4
@@ -50,24 +49,16 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     }
 }
 
-template <int R, bool WIDE> static void launch_fused_registers_with(const struct conv_args *a)
-{
-    const struct conv_shape *s = &a->shape;
-    const int tiles_x = ceil_div(s->w, BLOCK_W * FUSED_OUTS);
-    conv2d_fused_registers<R, WIDE>
-        <<<grid_of(s, tiles_x, BLOCK_H * fused_rows(R)), dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
-            input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
-    CUDA_CHECK_LAUNCH();
-}
-
-/* fused_registers for a compile-time radius R, with and without 16-byte loads. */
+/* fused_registers for a compile-time radius R, with or without 16-byte loads. */
 struct fused_registers {
-    template <int R> static void launch(const struct conv_args *a)
+    template <int R, bool WIDE> static void launch(const struct conv_args *a)
     {
-        if (rows_are_16_byte_aligned(a))
-            launch_fused_registers_with<R, true>(a);
-        else
-            launch_fused_registers_with<R, false>(a);
+        const struct conv_shape *s = &a->shape;
+        const int tiles_x = ceil_div(s->w, BLOCK_W * FUSED_OUTS);
+        const dim3 grid = grid_of(s, tiles_x, BLOCK_H * fused_rows(R));
+        conv2d_fused_registers<R, WIDE><<<grid, dim3(BLOCK_W, BLOCK_H), 0, a->stream>>>(
+            input_f32(a), output_f32(a), s->n, s->h, s->w, tiles_x);
+        CUDA_CHECK_LAUNCH();
     }
 };
 
@@ -80,5 +71,5 @@ extern "C" void setup_fused_registers(const struct conv_args *a)
 
 extern "C" void launch_fused_registers(const struct conv_args *a)
 {
-    launch_for_radius<fused_registers>(a->shape.ksize / 2, a, launch_two_pass_any_radius);
+    launch_for_filter<fused_registers>(a);
 }

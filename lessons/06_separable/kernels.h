@@ -5,31 +5,27 @@
 #ifndef LESSON06_KERNELS_H
 #define LESSON06_KERNELS_H
 
+#include <stddef.h>
+
+#include "conv_args.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#include <stddef.h>
-
-struct conv_args;
-struct conv_shape;
-
-/* Scratch for two_pass: the intermediate image it writes. */
+/* A row pass into an intermediate image, then a column pass out of it (1_two_pass.cu);
+ * its scratch is the intermediate image. */
 size_t two_pass_scratch_bytes(const struct conv_shape *s);
-/* Scratch for the fused kernels: the intermediate image of the run-time-radius
- * fallback (ksize above 15), else none. */
+conv_launcher setup_two_pass, launch_two_pass;
+/* Scratch for the fused kernels below: the intermediate image of their run-time-radius
+ * fallback, two_pass (ksize above 15), else none (1_two_pass.cu). */
 size_t fused_scratch_bytes(const struct conv_shape *s);
-/* A row pass into an intermediate image, then a column pass out of it (1_two_pass.cu). */
-void setup_two_pass(const struct conv_args *a);
-void launch_two_pass(const struct conv_args *a);
 /* One kernel: a block's row pass, halo rows included, kept in shared memory
  * (2_fused_smem.cu). */
-void setup_fused_smem(const struct conv_args *a);
-void launch_fused_smem(const struct conv_args *a);
+conv_launcher setup_fused_smem, launch_fused_smem;
 /* One kernel: each thread's row pass kept in registers, halo rows recomputed
  * (3_fused_registers.cu). */
-void setup_fused_registers(const struct conv_args *a);
-void launch_fused_registers(const struct conv_args *a);
+conv_launcher setup_fused_registers, launch_fused_registers;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* What lesson 06's steps share: the block shape, the filter's factors in __constant__
- * memory, the intermediate image, the 1-D row and column filters and the 16-byte
- * alignment test. */
+ * memory, the intermediate image, the 1-D row and column filters, the 16-byte
+ * alignment test and the choice of a kernel instantiation. */
 #ifndef LESSON06_SEPARABLE_CUH
 #define LESSON06_SEPARABLE_CUH
 
@@ -13,6 +13,7 @@
 #include "grid_chunks.cuh"
 #include "row_span.cuh"
 #include "separable_factors.h"
+#include "unrolled_radius.cuh"
 
 /* A warp covers one row: 32 threads side by side, each with its own outputs. */
 #define BLOCK_W 32
@@ -114,6 +115,27 @@ static inline bool rows_are_16_byte_aligned(const struct conv_args *a)
     const size_t bytes = VEC * sizeof(float);
     return a->shape.w % VEC == 0 && (uintptr_t)input_f32(a) % bytes == 0 &&
            (uintptr_t)output_f32(a) % bytes == 0 && (uintptr_t)intermediate_of(a) % bytes == 0;
+}
+
+/* Variant::launch<R, WIDE> for launch_for_radius: with 16-byte loads (WIDE) where the
+ * rows allow them. */
+template <typename Variant> struct wide_where_aligned {
+    template <int R> static void launch(const struct conv_args *a)
+    {
+        if (rows_are_16_byte_aligned(a))
+            Variant::template launch<R, true>(a);
+        else
+            Variant::template launch<R, false>(a);
+    }
+};
+
+/* Variant::launch<R, WIDE> with R the filter's radius (common/device/unrolled_radius.cuh)
+ * and 16-byte loads where the rows allow them; past the unrolled radii, step 1's two
+ * passes with a run-time radius. */
+template <typename Variant> void launch_for_filter(const struct conv_args *a)
+{
+    launch_for_radius<wide_where_aligned<Variant>>(a->shape.ksize / 2, a,
+                                                   launch_two_pass_any_radius);
 }
 
 #endif

@@ -14,21 +14,16 @@ extern "C" {
  * (4_implicit_gemm.cu). setup lays the weights out as a [cin*ksize^2][cout]
  * matrix in the variant's scratch memory; run reads only that copy of the weights. */
 size_t implicit_gemm_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_implicit_gemm(const struct conv_args *a);
-void launch_conv2d_implicit_gemm(const struct conv_args *a);
+conv_launcher setup_conv2d_implicit_gemm, launch_conv2d_implicit_gemm;
 
 /* The steps from that GEMM to one fed by cp.async copies into a three-stage
  * shared-memory ring, one idea each (5_implicit_gemm_async.cu); all use the matrix
- * setup_conv2d_implicit_gemm builds. One pixel column per thread: */
-void launch_conv2d_implicit_gemm_column(const struct conv_args *a);
-/* ... one border test per tap: */
-void launch_conv2d_implicit_gemm_tap(const struct conv_args *a);
-/* ... cp.async copies: */
-void launch_conv2d_implicit_gemm_cp(const struct conv_args *a);
-/* ... slices 16 rows deep: */
-void launch_conv2d_implicit_gemm_bk16(const struct conv_args *a);
-/* ... a ring of three stages. */
-void launch_conv2d_implicit_gemm_async(const struct conv_args *a);
+ * setup_conv2d_implicit_gemm builds. One pixel column per thread (_column), then one
+ * border test per tap (_tap), cp.async copies (_cp), slices 16 rows deep (_bk16) and
+ * a ring of three stages (_async). */
+conv_launcher launch_conv2d_implicit_gemm_column, launch_conv2d_implicit_gemm_tap,
+    launch_conv2d_implicit_gemm_cp, launch_conv2d_implicit_gemm_bk16,
+    launch_conv2d_implicit_gemm_async;
 
 #ifdef __cplusplus
 }

@@ -12,15 +12,15 @@ extern "C" {
 #endif
 
 /* One thread per output, every operand read from global memory (1_direct.cu). */
-void launch_conv2d_direct(const struct conv_args *a);
+conv_launcher launch_conv2d_direct;
 
 /* An input tile + halo in shared memory, reused by a block of output channels
  * (2_smem_input.cu). */
-void launch_conv2d_smem_input(const struct conv_args *a);
+conv_launcher launch_conv2d_smem_input;
 
 /* Each thread holds 8 output channels x 4 pixels in registers; weights staged in
  * shared memory per input-channel chunk (3_reg_block.cu). */
-void launch_conv2d_reg_block(const struct conv_args *a);
+conv_launcher launch_conv2d_reg_block;
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,14 @@ struct conv_args {
     int device, gpus;
 };
 
+/* What a lesson's entry points are: a variant's setup and run (struct conv_variant,
+ * conv_op.h) each take the launch arguments and return nothing. A lesson's header
+ * declares the entry points of one step file on one line, inside its extern "C" block,
+ *     conv_launcher setup_tile_in, launch_conv2d_tile_in;
+ * and the step file defines each as an ordinary function (extern "C" in a .cu file),
+ *     extern "C" void launch_conv2d_tile_in(const struct conv_args *a) { ... } */
+typedef void conv_launcher(const struct conv_args *a);
+
 /* The float32 views, for variants whose dtype stores float32. */
 static inline const float *input_f32(const struct conv_args *a)
 {
