@@ -15,9 +15,24 @@
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CONV_HAVE_WGMMA 1
+#define SM90A_ASM(...) asm volatile(__VA_ARGS__) /* an instruction of sm_90a code only */
 #else
 #define CONV_HAVE_WGMMA 0
+#define SM90A_ASM(...) ((void)0)
 #endif
+
+/* The compute capability x 10 that this file's sm_90a code was built for: 90 in the
+ * objects a lesson compiles for 90a (add_wgmma_objects in cmake/lessons.cmake defines
+ * CONV_WGMMA_BUILT there), 0 elsewhere. A lesson's code_cc function (gpu_needs.h)
+ * returns it from one of those objects. */
+static inline int wgmma_built_cc(void)
+{
+#ifdef CONV_WGMMA_BUILT
+    return 90;
+#else
+    return 0;
+#endif
+}
 
 /* A shared-memory operand for wgmma is a 64-bit descriptor (PTX ISA, "Matrix
  * Descriptor Format"); its fields, addresses and offsets in 16-byte units: */
@@ -32,24 +47,18 @@
 
 static __device__ __forceinline__ void wgmma_fence(void)
 {
-#if CONV_HAVE_WGMMA
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
+    SM90A_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 
 static __device__ __forceinline__ void wgmma_commit(void)
 {
-#if CONV_HAVE_WGMMA
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#endif
+    SM90A_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 /* Waits until at most `pending` committed groups of this warpgroup are in flight. */
 template <int pending> static __device__ __forceinline__ void wgmma_wait(void)
 {
-#if CONV_HAVE_WGMMA
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
-#endif
+    SM90A_ASM("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
 }
 
 /* The accumulators are written by the tensor cores behind the compiler's back: an
@@ -74,25 +83,19 @@ template <int N> static __device__ __forceinline__ void pin_accumulators(int (&d
  * through. */
 static __device__ __forceinline__ void fence_async_proxy(void)
 {
-#if CONV_HAVE_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
+    SM90A_ASM("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 /* Gives up (dec) or asks for (inc) registers, per thread of the warpgroup, down or up to
  * the count named (PTX ISA, "setmaxnreg"). Every warp of the warpgroup executes it. */
 template <int count> static __device__ __forceinline__ void registers_down(void)
 {
-#if CONV_HAVE_WGMMA
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
-#endif
+    SM90A_ASM("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(count));
 }
 
 template <int count> static __device__ __forceinline__ void registers_up(void)
 {
-#if CONV_HAVE_WGMMA
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
-#endif
+    SM90A_ASM("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(count));
 }
 
 #endif

@@ -118,11 +118,7 @@ template void launch_wgmma_cp_async<mma_tf32>(const struct conv_args *a);
 
 extern "C" int wgmma_code_cc(void)
 {
-#ifdef CONV_WGMMA_BUILT
-    return 90;
-#else
-    return 0;
-#endif
+    return wgmma_built_cc();
 }
 
 extern "C" void launch_conv2d_wgmma_fp16_cp_async(const struct conv_args *a)

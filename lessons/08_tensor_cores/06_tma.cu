@@ -54,10 +54,8 @@ __global__ void __launch_bounds__(TMA_ONLY_THREADS, 1)
     /* [page: tma-step-loop] */
     for (int t = 0; t < block.steps; t++) {
         barrier_wait(&full[at.stage], at.phase);
-        const uint4 *a_tile =
-            ring + at.stage * tile_t::CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
-        const uint4 *b_tile = ring + at.stage * tile_t::CHUNKS + WG_BM * WG_CHUNKS;
-        multiply_step<Op, 128>(acc, a_tile, b_tile);
+        multiply_step<Op, 128>(acc, tile_t::a_rows(ring, at.stage, group),
+                               tile_t::b_rows(ring, at.stage));
         wgmma_wait<WG_IN_FLIGHT>();
         pin_accumulators(acc);
         /* Every warpgroup's wgmmas of step t - 1 have completed: its stage, the one

@@ -95,10 +95,8 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
         /* Step t's bytes: round t / STAGES of full[at.stage] (the producer cannot be a
          * round ahead: it waits for this stage's release, which comes after this). */
         barrier_wait(&full[at.stage], at.phase);
-        const uint4 *a_tile =
-            ring + at.stage * tile_t::CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
-        const uint4 *b_tile = ring + at.stage * tile_t::CHUNKS + WG_BM * WG_CHUNKS;
-        multiply_step<Op, BN>(acc, a_tile, b_tile);
+        multiply_step<Op, BN>(acc, tile_t::a_rows(ring, at.stage, group),
+                              tile_t::b_rows(ring, at.stage));
         /* Step t's wgmmas keep running; those of step t - 1 have now completed, so each
          * warp gives that stage back (one arrival per warp: a warp's wait covers its
          * own wgmmas). The last stage is never given back: nothing more is loaded. */

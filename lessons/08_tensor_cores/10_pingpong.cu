@@ -131,8 +131,8 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
         int previous = 0;
         for (int i = 0; i < block.steps; i++) {
             barrier_wait(&full[at.stage], at.phase);
-            const uint4 *a_tile = ring + at.stage * tile_t::CHUNKS;
-            multiply_tile_step<Op, BN>(acc, a_tile, a_tile + WG_BM * WG_CHUNKS);
+            multiply_tile_step<Op, BN>(acc, tile_t::a_rows(ring, at.stage, 0),
+                                       tile_t::b_rows(ring, at.stage));
             wgmma_wait<WG_IN_FLIGHT>();
             pin_accumulators(acc[0]);
             pin_accumulators(acc[1]);

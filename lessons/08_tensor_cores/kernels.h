@@ -14,39 +14,39 @@ extern "C" {
 #endif
 
 /* Step 1: the WMMA API on fp16, 16x16x16 fragments, one tile at a time (01_wmma.cu). */
-void launch_conv2d_wmma_fp16(const struct conv_args *a);
+conv_launcher launch_conv2d_wmma_fp16;
 
-/* Step 2: mma.sync with 64 x 64 warp tiles, fragments read word by word (02_mma_sync.cu).
- * Step 3: + ldmatrix from swizzled tiles (03_ldmatrix.cu). */
-void launch_conv2d_mma_fp16_tiles(const struct conv_args *a);
-void launch_conv2d_mma_fp16_ldmatrix(const struct conv_args *a);
+/* Step 2: mma.sync with 64 x 64 warp tiles, fragments read word by word (02_mma_sync.cu). */
+conv_launcher launch_conv2d_mma_fp16_tiles;
+
+/* Step 3: + ldmatrix from swizzled tiles (03_ldmatrix.cu). */
+conv_launcher launch_conv2d_mma_fp16_ldmatrix;
 
 /* Step 4: + a cp.async ring (04_cp_async_ring.cu), on fp16, bf16, fp32 in TF32, and fp32
  * in 3xTF32; their shared memory per block. */
+conv_launcher launch_conv2d_mma_fp16, launch_conv2d_mma_bf16, launch_conv2d_mma_tf32,
+    launch_conv2d_3xtf32;
 size_t mma_smem_bytes(const struct conv_shape *s);
 size_t mma_3xtf32_smem_bytes(const struct conv_shape *s);
-void launch_conv2d_mma_fp16(const struct conv_args *a);
-void launch_conv2d_mma_bf16(const struct conv_args *a);
-void launch_conv2d_mma_tf32(const struct conv_args *a);
-void launch_conv2d_3xtf32(const struct conv_args *a);
 
 /* Hopper's warpgroup MMA, which runs on a 9.0 GPU where the build has sm_90a code:
- * wgmma_code_cc() is 90 then, else 0. Step 5: wgmma fed by a cp.async ring (05_wgmma.cu);
- * step 6: by TMA loads and mbarriers (06_tma.cu); step 7: + warp specialisation
- * (07_warp_specialised.cu); step 8: + 128 x 256 tiles (08_wide_tile.cu); step 9: step
- * 7 at two blocks per SM (09_two_blocks.cu); step 10: persistent blocks, ping-pong
- * consumers (10_pingpong.cu); step 11: + 128 x 64 tiles below 65 output channels, on
- * fp16, bf16 and TF32 (11_narrow_tile.cu). */
+ * wgmma_code_cc() is 90 then, else 0 (05_wgmma.cu). */
 int wgmma_code_cc(void);
-void launch_conv2d_wgmma_fp16_cp_async(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16_tma(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16_ws(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16_wide(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16(const struct conv_args *a);
-void launch_conv2d_wgmma_bf16(const struct conv_args *a);
-void launch_conv2d_wgmma_tf32(const struct conv_args *a);
-void launch_conv2d_wgmma_fp16_2blocks(const struct conv_args *a);
+/* Step 5: wgmma fed by a cp.async ring (05_wgmma.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_cp_async;
+/* Step 6: by TMA loads and mbarriers (06_tma.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_tma;
+/* Step 7: + warp specialisation (07_warp_specialised.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_ws;
+/* Step 8: + 128 x 256 tiles (08_wide_tile.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_wide;
+/* Step 9: step 7 at two blocks per SM (09_two_blocks.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_2blocks;
+/* Step 10: persistent blocks, ping-pong consumers (10_pingpong.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_pingpong;
+/* Step 11: + 128 x 64 tiles below 65 output channels, on fp16, bf16 and TF32
+ * (11_narrow_tile.cu). */
+conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_wgmma_tf32;
 
 /* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch
  * package, lesson 12): its TMA path needs whole 16-byte rows of channels (8 fp16 or

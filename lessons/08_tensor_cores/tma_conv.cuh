@@ -48,6 +48,15 @@ template <typename Elem, int BN, int BLOCKS = 1> struct tma_tile {
     static constexpr int CHUNKS = (WG_BM + BN) * WG_CHUNKS; /* 16-byte chunks of a stage */
     static constexpr int STAGE_BYTES = CHUNKS * CHUNK_BYTES;
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + WG_SWIZZLE_ATOM;
+    /* A stage's A rows for consumer warpgroup `group` (64 of them), and its B rows. */
+    static __device__ __forceinline__ const uint4 *a_rows(const uint4 *ring, int stage, int group)
+    {
+        return ring + stage * CHUNKS + group * WG_ROWS_PER_GROUP * WG_CHUNKS;
+    }
+    static __device__ __forceinline__ const uint4 *b_rows(const uint4 *ring, int stage)
+    {
+        return ring + stage * CHUNKS + WG_BM * WG_CHUNKS;
+    }
     /* Per block, the driver keeps 1 KB of the SM's 228 KB; the barriers are static. */
     static_assert(BLOCKS * (SMEM_BYTES + 1024 + 2 * STAGES * 8) <= 228 * 1024,
                   "the rings fit one SM");

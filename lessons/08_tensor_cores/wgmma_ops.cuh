@@ -103,65 +103,22 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
 /* The wgmma of 128 x BN block tiles: m64n<BN>k<K> on the storage type of Op, K being
  * 32 bytes of it (16 fp16 or bf16 values, 8 TF32). */
 template <typename Op, int BN> struct wgmma_op;
-template <> struct wgmma_op<mma_fp16, 64> {
-    static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)
-    {
-        WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", WG_NOT_TRANSPOSED, d, a, b);
-    }
-};
-template <> struct wgmma_op<mma_bf16, 64> {
-    static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)
-    {
-        WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", WG_NOT_TRANSPOSED, d, a,
-                  b);
-    }
-};
-template <> struct wgmma_op<mma_tf32, 64> {
-    static __device__ __forceinline__ void run(float (&d)[32], uint64_t a, uint64_t b)
-    {
-        WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "", d, a, b);
-    }
-};
-template <> struct wgmma_op<mma_fp16, 128> {
-    static __device__ __forceinline__ void run(float (&d)[64], uint64_t a, uint64_t b)
-    {
-        WGMMA_N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", WG_NOT_TRANSPOSED, d, a,
-                   b);
-    }
-};
-template <> struct wgmma_op<mma_bf16, 128> {
-    static __device__ __forceinline__ void run(float (&d)[64], uint64_t a, uint64_t b)
-    {
-        WGMMA_N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", WG_NOT_TRANSPOSED, d, a,
-                   b);
-    }
-};
-template <> struct wgmma_op<mma_tf32, 128> {
-    static __device__ __forceinline__ void run(float (&d)[64], uint64_t a, uint64_t b)
-    {
-        WGMMA_N128("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "", d, a, b);
-    }
-};
-template <> struct wgmma_op<mma_fp16, 256> {
-    static __device__ __forceinline__ void run(float (&d)[128], uint64_t a, uint64_t b)
-    {
-        WGMMA_N256("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", WG_NOT_TRANSPOSED, d, a,
-                   b);
-    }
-};
-template <> struct wgmma_op<mma_bf16, 256> {
-    static __device__ __forceinline__ void run(float (&d)[128], uint64_t a, uint64_t b)
-    {
-        WGMMA_N256("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", WG_NOT_TRANSPOSED, d, a,
-                   b);
-    }
-};
-template <> struct wgmma_op<mma_tf32, 256> {
-    static __device__ __forceinline__ void run(float (&d)[128], uint64_t a, uint64_t b)
-    {
-        WGMMA_N256("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", "", d, a, b);
-    }
-};
+/* wgmma_op<Op, N> for N = 64, 128 and 256: the instruction m64n<N><shape> of Op's types. */
+#define WGMMA_OPS(Op, shape, tail)                                                                 \
+    template <int N> struct wgmma_op<Op, N> {                                                      \
+        static __device__ __forceinline__ void run(float (&d)[N / 2], uint64_t a, uint64_t b)      \
+        {                                                                                          \
+            if constexpr (N == 64)                                                                 \
+                WGMMA_N64("wgmma.mma_async.sync.aligned.m64n64" shape, tail, d, a, b);             \
+            else if constexpr (N == 128)                                                           \
+                WGMMA_N128("wgmma.mma_async.sync.aligned.m64n128" shape, tail, d, a, b);           \
+            else                                                                                   \
+                WGMMA_N256("wgmma.mma_async.sync.aligned.m64n256" shape, tail, d, a, b);           \
+        }                                                                                          \
+    };
+WGMMA_OPS(mma_fp16, "k16.f32.f16.f16", WG_NOT_TRANSPOSED)
+WGMMA_OPS(mma_bf16, "k16.f32.bf16.bf16", WG_NOT_TRANSPOSED)
+WGMMA_OPS(mma_tf32, "k8.f32.tf32.tf32", "")
 
 /* Starts one k-step of a warpgroup's tile: 4 wgmma.m64n<BN>k16 along the 64 values of k
  * of a stage, committed as one group that keeps running after this returns. B is BN rows

@@ -16,11 +16,7 @@
 
 extern "C" int bmma_wgmma_code_cc(void)
 {
-#ifdef CONV_WGMMA_BUILT
-    return 90;
-#else
-    return 0;
-#endif
+    return wgmma_built_cc();
 }
 
 extern "C" void launch_conv2d_bmma_wgmma(const struct conv_args *a)

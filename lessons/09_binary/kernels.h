@@ -15,46 +15,40 @@ extern "C" {
 
 /* Lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias (1_float_sign.cu). */
 size_t float_sign_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_float_sign(const struct conv_args *a);
-void launch_conv2d_float_sign(const struct conv_args *a);
+conv_launcher setup_conv2d_float_sign, launch_conv2d_float_sign;
 
 /* The seed's design: a block per pixel, a thread per output channel (2_seed_layout.cu). */
-void launch_conv2d_seed_layout(const struct conv_args *a);
+conv_launcher launch_conv2d_seed_layout;
 
 /* XOR + popcount on the CUDA cores, weights reused from shared memory (3_packed_xnor.cu). */
-void launch_conv2d_packed_xnor(const struct conv_args *a);
+conv_launcher launch_conv2d_packed_xnor;
 
 /* Bit tensor cores, mma.sync m16n8k256 with .and.popc or .xor.popc: the ladder of
  * 4_bmma.cu ... 8_bmma_and.cu, one idea a step. setup counts what the epilogue's border
  * correction needs into scratch. */
-/* bmma and bmma_ring: each tap's weight popcount per output channel (4_bmma.cu). */
+/* bmma and bmma_ring: each tap's weight popcount per output channel (4_bmma.cu,
+ * 5_bmma_ring.cu). */
 size_t bmma_tap_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_bmma(const struct conv_args *a);
-void launch_conv2d_bmma(const struct conv_args *a);
-void launch_conv2d_bmma_ring(const struct conv_args *a);
+conv_launcher setup_conv2d_bmma, launch_conv2d_bmma, launch_conv2d_bmma_ring;
 /* From bmma_classes on: the op's base per window class and output channel
- * (6_bmma_classes.cu, the AND form; 8_bmma_and.cu, the XOR form). */
+ * (6_bmma_classes.cu, the AND form; 8_bmma_and.cu, the XOR form), and their shared
+ * memory per block at most (the table of bases in it where it fits). */
 size_t bmma_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_bmma_classes(const struct conv_args *a);
-void setup_conv2d_bmma_xor(const struct conv_args *a);
-void launch_conv2d_bmma_classes(const struct conv_args *a);
-void launch_conv2d_bmma_rows(const struct conv_args *a);
-/* Their shared memory per block at most (the table of bases in it where it fits). */
 size_t bmma_smem_per_block(const struct conv_shape *s);
-void launch_conv2d_bmma_and(const struct conv_args *a);
-void launch_conv2d_bmma_xor(const struct conv_args *a);
+conv_launcher setup_conv2d_bmma_classes, launch_conv2d_bmma_classes; /* 6_bmma_classes.cu */
+conv_launcher launch_conv2d_bmma_rows;                                /* 7_bmma_rows.cu */
+conv_launcher launch_conv2d_bmma_and, setup_conv2d_bmma_xor, launch_conv2d_bmma_xor;
 /* The AND kernel writing the signs of its output packed for the next binary layer
  * (9_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_classes's. */
-void launch_conv2d_bmma_fused(const struct conv_args *a);
+conv_launcher launch_conv2d_bmma_fused;
 /* bmma_and on Hopper's warpgroup MMA (10_bmma_wgmma.cu, sm_90a code): scratch and setup
  * are bmma_classes's; bmma_wgmma_code_cc is 90 where the build made its sm_90a code, else 0. */
-void launch_conv2d_bmma_wgmma(const struct conv_args *a);
+conv_launcher launch_conv2d_bmma_wgmma;
 int bmma_wgmma_code_cc(void);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
  * (setup packs the weights once, as a network would; 8_bmma_and.cu). */
 size_t pack_bmma_scratch_bytes(const struct conv_shape *s);
-void setup_conv2d_pack_bmma_and(const struct conv_args *a);
-void launch_conv2d_pack_bmma_and(const struct conv_args *a);
+conv_launcher setup_conv2d_pack_bmma_and, launch_conv2d_pack_bmma_and;
 
 /* Signs of `pixels` rows of `channels` floats -> bits, words_per_pixel words per row
  * (pack_bits.cu). */
