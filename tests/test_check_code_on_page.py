@@ -8,13 +8,10 @@ page and leaves the source alone.
 
 Standard library only.
 """
-import subprocess
-import sys
 import tempfile
-import unittest
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().with_name("check_code_on_page.py")
+from check_selftest import CheckTest, main
 
 SOURCE = """\
 /* A kernel with three snippets: its index lines (inside the body), the whole kernel,
@@ -78,7 +75,48 @@ A comment quoted in a block is no comment:
 """
 
 
-class CheckCodeOnPage(unittest.TestCase):
+# Changes that make the check fail: (what, the text changed ("page" or "source"), the old
+# text, the new, the lines the check prints).
+FAILING = [
+    ("an edited page line", "page", "          out[i] = 2.0f", "          out[i] = 3.0f",
+     ["docs/02_x.md:12: the block differs from lessons/x/scale.cu#kernel "
+      "(lessons/x/scale.cu:4-11)",
+      "    -        out[i] = 3.0f * in[i];",
+      "    +        out[i] = 2.0f * in[i];"]),
+    ("an edited source line", "source", "(n + 255) / 256, 256", "(n + 127) / 128, 128",
+     ["docs/02_x.md:24: the block differs from lessons/x/scale.cu#launch",
+      "    +    scale<<<(n + 127) / 128, 128>>>(out, in, n);"]),
+    ("a changed indentation", "page", "```cuda\nconst int i", "```cuda\n    const int i",
+     ["docs/02_x.md:5: the block differs"]),
+    ("a missing snippet", "page", "scale.cu#launch", "scale.cu#launcher",
+     ["docs/02_x.md:24: lessons/x/scale.cu marks no snippet launcher "
+      "(it marks: index, kernel, launch)"]),
+    ("a missing file", "page", "lessons/x/scale.cu#launch", "lessons/x/scale2.cu#launch",
+     ["docs/02_x.md:24: no file lessons/x/scale2.cu in the repository"]),
+    ("a path outside the repository", "page", "lessons/x/scale.cu#launch", "../scale.cu#launch",
+     ["docs/02_x.md:24: no file ../scale.cu in the repository"]),
+    ("a snippet name marked twice", "source", "// [/page: launch]\n",
+     "// [/page: launch]\n/* [page: launch] */\nint again;\n/* [/page: launch] */\n",
+     ["lessons/x/scale.cu:20: snippet launch is marked twice (first at line 14)",
+      "docs/02_x.md:24: lessons/x/scale.cu#launch: the markers of launch "
+      "in lessons/x/scale.cu are broken"]),
+    ("a missing closing marker", "source", "// [/page: launch]\n", "",
+     ["lessons/x/scale.cu:14: [page: launch] has no [/page: launch] after it"]),
+    ("a closing marker without an opening one", "source", "// [page: launch]\n", "",
+     ["lessons/x/scale.cu:18: [/page: launch] closes no [page: launch] above it"]),
+    ("a malformed marker", "source", "/* [/page: index] */", "/* [/page index] */",
+     ["lessons/x/scale.cu:8: looks like a page marker but is not",
+      "lessons/x/scale.cu:6: [page: index] has no [/page: index]"]),
+    ("a code comment without its block", "page", "<!-- code: lessons/x/scale.cu#index -->\n",
+     "<!-- code: lessons/x/scale.cu#index -->\n\n",
+     ["docs/02_x.md:5: code comment lessons/x/scale.cu#index has no ``` block on the next "
+      "line"]),
+    ("a code comment without a name", "page", "scale.cu#index", "scale.cu",
+     ["docs/02_x.md:5: code comment names 'lessons/x/scale.cu': write PATH#NAME"]),
+]
+
+
+class CheckCodeOnPage(CheckTest):
     def run_check(self, page=PAGE, source=SOURCE, *flags):
         """Runs the check on a repository of page and source; returns the exit code,
         the output, and the page and source after the run."""
@@ -89,21 +127,8 @@ class CheckCodeOnPage(unittest.TestCase):
             (Path(root) / "docs").mkdir()
             doc = Path(root) / "docs" / "02_x.md"
             doc.write_text(page)
-            done = subprocess.run([sys.executable, str(SCRIPT), *flags, root],
-                                  capture_output=True, text=True)
-            return done.returncode, done.stdout + done.stderr, doc.read_text(), src.read_text()
-
-    @staticmethod
-    def changed(text, old, new):
-        assert text.count(old) == 1, old
-        return text.replace(old, new)
-
-    def assert_fails(self, messages, page=PAGE, source=SOURCE):
-        rc, out, _, _ = self.run_check(page, source)
-        self.assertEqual(rc, 1, out)
-        for message in messages:
-            self.assertIn(message, out)
-        return out
+            rc, out = self.run_script(root, *flags)
+            return rc, out, doc.read_text(), src.read_text()
 
     def test_equal_passes(self):
         rc, out, _, _ = self.run_check(PAGE, SOURCE, "--verbose")
@@ -112,70 +137,15 @@ class CheckCodeOnPage(unittest.TestCase):
         self.assertIn("docs/02_x.md:24: lessons/x/scale.cu#launch: 4 lines equal to "
                       "lessons/x/scale.cu:15-18", out)
 
-    def test_edited_page_line_fails(self):
-        page = self.changed(PAGE, "          out[i] = 2.0f", "          out[i] = 3.0f")
-        self.assert_fails(["docs/02_x.md:12: the block differs from lessons/x/scale.cu#kernel "
-                           "(lessons/x/scale.cu:4-11)",
-                           "    -        out[i] = 3.0f * in[i];",
-                           "    +        out[i] = 2.0f * in[i];"], page=page)
-
-    def test_edited_source_line_fails(self):
-        source = self.changed(SOURCE, "(n + 255) / 256, 256", "(n + 127) / 128, 128")
-        self.assert_fails(["docs/02_x.md:24: the block differs from lessons/x/scale.cu#launch",
-                           "    +    scale<<<(n + 127) / 128, 128>>>(out, in, n);"],
-                          source=source)
-
-    def test_changed_indentation_fails(self):
-        page = self.changed(PAGE, "```cuda\nconst int i", "```cuda\n    const int i")
-        self.assert_fails(["docs/02_x.md:5: the block differs"], page=page)
-
-    def test_missing_snippet_fails(self):
-        page = self.changed(PAGE, "scale.cu#launch", "scale.cu#launcher")
-        self.assert_fails(["docs/02_x.md:24: lessons/x/scale.cu marks no snippet launcher "
-                           "(it marks: index, kernel, launch)"], page=page)
-
-    def test_missing_file_fails(self):
-        page = self.changed(PAGE, "lessons/x/scale.cu#launch", "lessons/x/scale2.cu#launch")
-        self.assert_fails(["docs/02_x.md:24: no file lessons/x/scale2.cu in the repository"],
-                          page=page)
-
-    def test_path_outside_the_repository_fails(self):
-        page = self.changed(PAGE, "lessons/x/scale.cu#launch", "../scale.cu#launch")
-        self.assert_fails(["docs/02_x.md:24: no file ../scale.cu in the repository"], page=page)
-
-    def test_duplicated_snippet_name_fails(self):
-        source = SOURCE + "/* [page: launch] */\nint again;\n/* [/page: launch] */\n"
-        self.assert_fails(["lessons/x/scale.cu:20: snippet launch is marked twice "
-                           "(first at line 14)",
-                           "docs/02_x.md:24: lessons/x/scale.cu#launch: the markers of launch "
-                           "in lessons/x/scale.cu are broken"], source=source)
-
-    def test_missing_closing_marker_fails(self):
-        source = self.changed(SOURCE, "// [/page: launch]\n", "")
-        self.assert_fails(["lessons/x/scale.cu:14: [page: launch] has no [/page: launch] "
-                           "after it"], source=source)
-
-    def test_closing_marker_without_opening_fails(self):
-        source = self.changed(SOURCE, "// [page: launch]\n", "")
-        self.assert_fails(["lessons/x/scale.cu:18: [/page: launch] closes no [page: launch] "
-                           "above it"], source=source)
-
-    def test_malformed_marker_fails(self):
-        source = self.changed(SOURCE, "/* [/page: index] */", "/* [/page index] */")
-        self.assert_fails(["lessons/x/scale.cu:8: looks like a page marker but is not",
-                           "lessons/x/scale.cu:6: [page: index] has no [/page: index]"],
-                          source=source)
-
-    def test_comment_without_block_fails(self):
-        page = self.changed(PAGE, "<!-- code: lessons/x/scale.cu#index -->\n",
-                            "<!-- code: lessons/x/scale.cu#index -->\n\n")
-        self.assert_fails(["docs/02_x.md:5: code comment lessons/x/scale.cu#index has no "
-                           "``` block on the next line"], page=page)
-
-    def test_comment_without_name_fails(self):
-        page = self.changed(PAGE, "scale.cu#index", "scale.cu")
-        self.assert_fails(["docs/02_x.md:5: code comment names 'lessons/x/scale.cu': "
-                           "write PATH#NAME"], page=page)
+    def test_changes_fail(self):
+        for what, changed, old, new, messages in FAILING:
+            with self.subTest(what):
+                texts = {"page": PAGE, "source": SOURCE}
+                texts[changed] = self.changed(texts[changed], old, new)
+                rc, out, _, _ = self.run_check(**texts)
+                self.assertEqual(rc, 1, out)
+                for message in messages:
+                    self.assertIn(message, out)
 
     def test_unquoted_snippet_is_listed_not_failed(self):
         page = self.changed(PAGE, "The index, dedented:\n\n<!-- code: lessons/x/scale.cu#index "
@@ -198,9 +168,8 @@ class CheckCodeOnPage(unittest.TestCase):
                 (Path(root) / "python" / "pkg" / "f.py").write_text(text)
                 (Path(root) / "docs").mkdir()
                 (Path(root) / "docs" / "13_x.md").write_text(page)
-                done = subprocess.run([sys.executable, str(SCRIPT), root], capture_output=True,
-                                      text=True)
-                self.assertEqual(done.returncode, rc_wanted, done.stdout + done.stderr)
+                rc, out = self.run_script(root)
+                self.assertEqual(rc, rc_wanted, out)
 
     def test_fix_repairs_the_page(self):
         page = self.changed(PAGE, "          out[i] = 2.0f", "          out[i] = 3.0f")
@@ -227,6 +196,4 @@ class CheckCodeOnPage(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1].endswith(".py"):
-        SCRIPT = Path(sys.argv.pop(1)).resolve()
-    unittest.main(verbosity=2)
+    main("check_code_on_page.py")

@@ -9,13 +9,10 @@ Standard library only. The rows are lesson 09's on bnn-b16c256s28 from
 results/h200/bench.csv (0666ab8), the presets the check once passed over because their
 names have letters after digits.
 """
-import subprocess
-import sys
 import tempfile
-import unittest
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().with_name("check_doc_numbers.py")
+from check_selftest import CheckTest, main
 
 CSV = """\
 lesson,variant,preset,device,n,cin,cout,h,w,ksize,dtype,median_ms,min_ms,gbps,gflops,roofline_pct,cudnn_ms,vs_cudnn,rel_err,max_abs_err,status,commit,date,layout,params
@@ -62,8 +59,53 @@ CHECKED = 34
 UNREAD = "table looks like measured results"
 MARKER = "<!-- not from bench.csv: derived from two rows -->"
 
+# Changes that make the page fail: (what, the page's old text, the new, the lines the
+# check prints).
+FAILING = [
+    # The bnn presets are read like any other, in tables and in console output.
+    ("a wrong number of a bnn preset", "| `bmma_and` | 0.0525 | 1.00x",
+     "| `bmma_and` | 0.0552 | 1.00x",
+     ["bmma_and bnn-b16c256s28 median_ms: page says 0.0552, results have 0.052544"]),
+    ("a wrong number in a bnn preset's column", "| bits | 0.0525 |", "| bits | 0.0255 |",
+     ["page says 0.0255"]),
+    ("a wrong console number of a bnn preset", "0.0512    253.5", "0.0521    253.5",
+     ["min_ms: page says 0.0521"]),
+    # A cuDNN row or column that names its format is compared with that format's row only.
+    ("cuDNN's format is kept apart", "| cuDNN fp32 NCHW | fp32 | 0.1440 |",
+     "| cuDNN fp32 NCHW | fp32 | 0.0524 |",
+     ["cudnn fp32/nchw bnn-b16c256s28 median_ms: page says 0.0524"]),
+    ("a wrong ratio", "2.74×", "2.47×", ["page says 2.47×"]),
+    # A table or block that looks like results but is not read fails, unless marked.
+    ("an unread table", "| variant | input |", "| kernel | input |", [UNREAD]),
+    ("a table without a GPU", "| variant | input |",
+     "## Another GPU\n\n| variant | input |",
+     ["09_binary.md:20: table looks like measured results, but its section names no GPU "
+      "of results/"]),
+    ("a row of an unknown preset", "| bnn-b16c256s28 | `bmma_and` |",
+     "| bnn-b16c256s29 | `bmma_and` |",
+     ["row not matched to results (problem 'bnn-b16c256s29'"]),
+    ("a row of an unknown variant", "| `bmma_and` | bits |", "| `bmma_or` | bits |",
+     ["row not matched to results (variant 'bmma_or'"]),
+    ("a console block of an unknown GPU", "lesson 09_binary | NVIDIA H200 |",
+     "lesson 09_binary | NVIDIA H100 |",
+     ["console header names no GPU of results/",
+      "console block looks like the harness's output"]),
+    ("a console row of an unknown variant", "bmma_and             binary",
+     "bmma_or              binary", ["console row of a variant"]),
+    # Markers: only above a table or block the rules cannot read, and with a reason.
+    ("a marker on a checkable table", "| preset | variant |", f"{MARKER}\n| preset | variant |",
+     ["3 of its numbers are read from results/*/bench.csv: remove the marker"]),
+    ("a marker without a reason", "| variant | input |",
+     "<!-- not from bench.csv -->\n| kernel | input |", ["marker says not why"]),
+    ("a marker above prose", "Prose after the tables.",
+     f"{MARKER}\nProse after the tables.", ["is not right above a table"]),
+    ("a `printed by` marker above prose", "Prose after the tables.",
+     "<!-- printed by: results/h200/run.log -->\nProse after the tables.",
+     ["`printed by` marker is not right above a ``` block"]),
+]
 
-class CheckDocNumbers(unittest.TestCase):
+
+class CheckDocNumbers(CheckTest):
     def run_check(self, page, *flags, files=None):
         with tempfile.TemporaryDirectory() as root:
             (Path(root) / "results" / "h200").mkdir(parents=True)
@@ -73,17 +115,12 @@ class CheckDocNumbers(unittest.TestCase):
             (Path(root) / "docs").mkdir()
             doc = Path(root) / "docs" / "09_binary.md"
             doc.write_text(page)
-            done = subprocess.run([sys.executable, str(SCRIPT), *flags, root],
-                                  capture_output=True, text=True)
-            return done.returncode, done.stdout + done.stderr, doc.read_text()
+            rc, out = self.run_script(root, *flags)
+            return rc, out, doc.read_text()
 
-    def changed(self, old, new):
-        self.assertEqual(PAGE.count(old), 1, old)
-        return PAGE.replace(old, new)
-
-    def assert_fails(self, old, new, *messages):
-        """The page with old changed to new fails, printing each of messages."""
-        rc, out, _ = self.run_check(self.changed(old, new))
+    def assert_fails(self, page, *messages, files=None):
+        """The page fails, the check printing each of messages."""
+        rc, out, _ = self.run_check(page, files=files)
         self.assertEqual(rc, 1, out)
         for message in messages:
             self.assertIn(message, out)
@@ -94,93 +131,36 @@ class CheckDocNumbers(unittest.TestCase):
         self.assertIn(f"{CHECKED} numbers checked", out)
         self.assertIn("0 mismatches", out)
 
-    # The bnn presets are read like any other, in tables and in console output.
-    def test_wrong_number_of_a_bnn_preset(self):
-        self.assert_fails("| `bmma_and` | 0.0525 | 1.00x", "| `bmma_and` | 0.0552 | 1.00x",
-                          "bmma_and bnn-b16c256s28 median_ms: page says 0.0552, "
-                          "results have 0.052544")
-
-    def test_wrong_number_in_a_bnn_preset_column(self):
-        self.assert_fails("| bits | 0.0525 |", "| bits | 0.0255 |", "page says 0.0255")
-
-    def test_wrong_console_number_of_a_bnn_preset(self):
-        self.assert_fails("0.0512    253.5", "0.0521    253.5", "min_ms: page says 0.0521")
-
-    # A cuDNN row or column that names its format is compared with that format's row only.
-    def test_cudnn_format_is_kept_apart(self):
-        self.assert_fails("| cuDNN fp32 NCHW | fp32 | 0.1440 |",
-                          "| cuDNN fp32 NCHW | fp32 | 0.0524 |",
-                          "cudnn fp32/nchw bnn-b16c256s28 median_ms: page says 0.0524")
-
-    def test_wrong_ratio(self):
-        self.assert_fails("2.74×", "2.47×", "page says 2.47×")
+    def test_changes_fail(self):
+        for what, old, new, messages in FAILING:
+            with self.subTest(what):
+                self.assert_fails(self.changed(PAGE, old, new), *messages)
 
     def test_fix_rewrites_a_bnn_number(self):
-        rc, out, fixed = self.run_check(self.changed("| `bmma_and` | 0.0525 | 1.00x",
+        rc, out, fixed = self.run_check(self.changed(PAGE, "| `bmma_and` | 0.0525 | 1.00x",
                                                      "| `bmma_and` | 0.0552 | 1.00x"), "--fix")
         self.assertEqual(rc, 0, out)
         self.assertEqual(fixed, PAGE)
 
-    # A table or block that looks like results but is not read fails, unless marked.
-    def test_unread_table_fails(self):
-        self.assert_fails("| variant | input |", "| kernel | input |", UNREAD)
-
     def test_unread_table_marked_passes(self):
-        page = self.changed("| variant | input |", f"{MARKER}\n\n| kernel | input |")
+        page = self.changed(PAGE, "| variant | input |", f"{MARKER}\n\n| kernel | input |")
         rc, out, _ = self.run_check(page, "--verbose")
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped 09_binary.md:", out)
         self.assertIn(f"{CHECKED - 4} numbers checked", out)
 
-    def test_table_without_gpu_fails(self):
-        self.assert_fails("| variant | input |", "## Another GPU\n\n| variant | input |",
-                          "09_binary.md:20: table looks like measured results, but its "
-                          "section names no GPU of results/")
-
-    def test_row_of_unknown_preset_fails(self):
-        self.assert_fails("| bnn-b16c256s28 | `bmma_and` |", "| bnn-b16c256s29 | `bmma_and` |",
-                          "row not matched to results (problem 'bnn-b16c256s29'")
-
-    def test_row_of_unknown_variant_fails(self):
-        self.assert_fails("| `bmma_and` | bits |", "| `bmma_or` | bits |",
-                          "row not matched to results (variant 'bmma_or'")
-
-    def test_console_of_unknown_gpu_fails(self):
-        self.assert_fails("lesson 09_binary | NVIDIA H200 |", "lesson 09_binary | NVIDIA H100 |",
-                          "console header names no GPU of results/",
-                          "console block looks like the harness's output")
-
-    def test_console_row_of_unknown_variant_fails(self):
-        self.assert_fails("bmma_and             binary", "bmma_or              binary",
-                          "console row of a variant")
-
-    # Markers: only above a table or block the rules cannot read, and with a reason.
-    def test_marker_on_a_checkable_table_fails(self):
-        self.assert_fails("| preset | variant |", f"{MARKER}\n| preset | variant |",
-                          "3 of its numbers are read from results/*/bench.csv: "
-                          "remove the marker")
-
-    def test_marker_without_reason_fails(self):
-        self.assert_fails("| variant | input |",
-                          "<!-- not from bench.csv -->\n| kernel | input |",
-                          "marker says not why")
-
     def test_marker_quoted_in_prose_is_no_marker(self):
-        page = self.changed("Prose after the tables.",
+        page = self.changed(PAGE, "Prose after the tables.",
                             f"Prose naming `{MARKER}` after the tables.")
         rc, out, _ = self.run_check(page)
         self.assertEqual(rc, 0, out)
-        self.assert_fails("| variant | input |",
-                          f"Prose naming `{MARKER}`.\n\n| kernel | input |", UNREAD)
-
-    def test_marker_above_prose_fails(self):
-        self.assert_fails("Prose after the tables.", f"{MARKER}\nProse after the tables.",
-                          "is not right above a table")
-
+        self.assert_fails(self.changed(PAGE, "| variant | input |",
+                                       f"Prose naming `{MARKER}`.\n\n| kernel | input |"),
+                          UNREAD)
 
     # A block quoting one run's console output is checked against that run's log.
     def printed_page(self, block, log="results/h200/run.log"):
-        return self.changed("Prose after the tables.",
+        return self.changed(PAGE, "Prose after the tables.",
                             f"<!-- printed by: {log} -->\n\n```\n{block}\n```\n\nProse.")
 
     def test_printed_block_passes(self):
@@ -192,16 +172,14 @@ class CheckDocNumbers(unittest.TestCase):
 
     def test_printed_block_with_a_line_the_log_lacks_fails(self):
         page = self.printed_page(RUN_LOG.splitlines()[2].replace("0.0611", "0.0610"))
-        rc, out, _ = self.run_check(page, files={"results/h200/run.log": RUN_LOG})
-        self.assertEqual(rc, 1, out)
-        self.assertIn("not a line results/h200/run.log printed", out)
+        self.assert_fails(page, "not a line results/h200/run.log printed",
+                          files={"results/h200/run.log": RUN_LOG})
 
     def test_printed_block_out_of_order_fails(self):
         lines = RUN_LOG.splitlines()
         page = self.printed_page(lines[2] + "\n" + lines[0])
-        rc, out, _ = self.run_check(page, files={"results/h200/run.log": RUN_LOG})
-        self.assertEqual(rc, 1, out)
-        self.assertIn("not a line results/h200/run.log printed", out)
+        self.assert_fails(page, "not a line results/h200/run.log printed",
+                          files={"results/h200/run.log": RUN_LOG})
 
     def test_printed_block_in_the_readme_names_its_log_from_the_root(self):
         readme = ("<!-- printed by: results/h200/run.log -->\n\n```\n"
@@ -212,14 +190,8 @@ class CheckDocNumbers(unittest.TestCase):
         self.assertIn("printed README.md:", out)
 
     def test_printed_by_a_missing_log_fails(self):
-        rc, out, _ = self.run_check(self.printed_page("anything"))
-        self.assertEqual(rc, 1, out)
-        self.assertIn("printed by results/h200/run.log: no such file", out)
-
-    def test_printed_by_above_prose_fails(self):
-        self.assert_fails("Prose after the tables.",
-                          "<!-- printed by: results/h200/run.log -->\nProse after the tables.",
-                          "`printed by` marker is not right above a ``` block")
+        self.assert_fails(self.printed_page("anything"),
+                          "printed by results/h200/run.log: no such file")
 
 
 # One run's console output, its numbers in no row of CSV.
@@ -231,6 +203,4 @@ bmma_and             binary/bits     0.0611     0.0600    218.0  242187.5      5
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1].endswith(".py"):
-        SCRIPT = Path(sys.argv.pop(1)).resolve()
-    unittest.main(verbosity=2)
+    main("check_doc_numbers.py")

@@ -7,13 +7,10 @@ pass, where the change is allowed).
 
 Standard library only.
 """
-import subprocess
-import sys
 import tempfile
-import unittest
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().with_name("check_links.py")
+from check_selftest import CheckTest, main
 
 PAGE = """\
 # 08 · Tensor cores
@@ -45,7 +42,23 @@ ANSWERS = """\
 """
 
 
-class CheckLinks(unittest.TestCase):
+# Changes that break a link: (what, the page's old text, the new, a line the check prints).
+BROKEN = [
+    ("a missing file", "(../results/notes.md)", "(../results/note.md)",
+     "08_tensor_cores.md:6: (../results/note.md): no such file"),
+    ("a missing image", "(img/08_ladder.png)", "(img/09_ladder.png)", "no such file"),
+    ("a missing anchor in another page", "answers.md#lesson-08", "answers.md#lesson-09",
+     "answers.md has no heading or anchor #lesson-09"),
+    ("a missing anchor in the page", "(#step-5-wgmma_fp16_cp_async-the-warpgroup-mma)",
+     "(#step-5)", "08_tensor_cores.md has no heading or anchor #step-5"),
+    ("a repeated heading is numbered once", "(#run-it-1)", "(#run-it-2)",
+     "no heading or anchor #run-it-2"),
+    ("code that becomes a link", "`[not a link](missing.md)`", "[a link](missing.md)",
+     "no such file missing.md"),
+]
+
+
+class CheckLinks(CheckTest):
     def run_check(self, page):
         with tempfile.TemporaryDirectory() as root:
             (Path(root) / "docs" / "img").mkdir(parents=True)
@@ -54,55 +67,25 @@ class CheckLinks(unittest.TestCase):
             (Path(root) / "results").mkdir()
             (Path(root) / "results" / "notes.md").write_text("# Notes\n")
             (Path(root) / "docs" / "08_tensor_cores.md").write_text(page)
-            done = subprocess.run([sys.executable, str(SCRIPT), root], capture_output=True,
-                                  text=True)
-            return done.returncode, done.stdout + done.stderr
-
-    def changed(self, old, new):
-        self.assertEqual(PAGE.count(old), 1, old)
-        return PAGE.replace(old, new)
-
-    def assert_fails(self, old, new, message):
-        rc, out = self.run_check(self.changed(old, new))
-        self.assertEqual(rc, 1, out)
-        self.assertIn(message, out)
+            return self.run_script(root)
 
     def test_page_passes(self):
         rc, out = self.run_check(PAGE)
         self.assertEqual(rc, 0, out)
         self.assertIn("5 links of 2 pages checked: 0 broken", out)
 
-    def test_missing_file(self):
-        self.assert_fails("(../results/notes.md)", "(../results/note.md)",
-                          "08_tensor_cores.md:6: (../results/note.md): no such file")
-
-    def test_missing_image(self):
-        self.assert_fails("(img/08_ladder.png)", "(img/09_ladder.png)", "no such file")
-
-    def test_missing_anchor_in_another_page(self):
-        self.assert_fails("answers.md#lesson-08", "answers.md#lesson-09",
-                          "answers.md has no heading or anchor #lesson-09")
-
-    def test_missing_anchor_in_the_page(self):
-        self.assert_fails("(#step-5-wgmma_fp16_cp_async-the-warpgroup-mma)", "(#step-5)",
-                          "08_tensor_cores.md has no heading or anchor #step-5")
-
-    def test_repeated_heading_numbered_once(self):
-        self.assert_fails("(#run-it-1)", "(#run-it-2)", "no heading or anchor #run-it-2")
+    def test_broken_links_fail(self):
+        for what, old, new, message in BROKEN:
+            with self.subTest(what):
+                rc, out = self.run_check(self.changed(PAGE, old, new))
+                self.assertEqual(rc, 1, out)
+                self.assertIn(message, out)
 
     def test_heading_anchor_of_another_page(self):
-        rc, out = self.run_check(self.changed("answers.md#lesson-08",
+        rc, out = self.run_check(self.changed(PAGE, "answers.md#lesson-08",
                                               "answers.md#lesson-08-answers"))
         self.assertEqual(rc, 0, out)
 
-    def test_code_is_not_a_link(self):
-        rc, out = self.run_check(self.changed("`[not a link](missing.md)`",
-                                              "[a link](missing.md)"))
-        self.assertEqual(rc, 1, out)
-        self.assertIn("no such file missing.md", out)
-
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1].endswith(".py"):
-        SCRIPT = Path(sys.argv.pop(1)).resolve()
-    unittest.main(verbosity=2)
+    main("check_links.py")

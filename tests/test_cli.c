@@ -210,17 +210,19 @@ static void help_and_presets_exit_cleanly(void)
     CHECK(PARSE(&o, "--list-presets") == CLI_EXIT_OK);
 }
 
-/* flag_lesson with its op changed by `change`: each lesson below has its own copy. */
-static const struct lesson *lesson_with(struct lesson *lesson, struct op *op,
-                                        void (*change)(struct op *))
+/* flag_lesson with a copy of its op, changed by `change`. */
+struct changed_lesson {
+    struct lesson lesson;
+    struct op op;
+};
+
+static const struct lesson *lesson_with(struct changed_lesson *c, void (*change)(struct op *))
 {
-    if (lesson->op != op) {
-        *lesson = *flag_lesson();
-        *op = *lesson->op;
-        change(op);
-        lesson->op = op;
-    }
-    return lesson;
+    c->lesson = *flag_lesson();
+    c->op = *c->lesson.op;
+    change(&c->op);
+    c->lesson.op = &c->op;
+    return &c->lesson;
 }
 
 static int two_frames(const struct conv_shape *s)
@@ -233,13 +235,6 @@ static int two_frames(const struct conv_shape *s)
 static void make_sequence(struct op *op)
 {
     op->frames = two_frames;
-}
-
-static const struct lesson *sequence_lesson(void)
-{
-    static struct lesson lesson;
-    static struct op op;
-    return lesson_with(&lesson, &op, make_sequence);
 }
 
 /* An op of .npy files (lesson 10's kind): --x FILE.npy, and --output with --variant. */
@@ -256,13 +251,6 @@ static void make_files_op(struct op *op)
     op->file_sets = &x_set;
     op->file_set_count = 1;
     op->dim_names = x_dims;
-}
-
-static const struct lesson *files_lesson(void)
-{
-    static struct lesson lesson;
-    static struct op op;
-    return lesson_with(&lesson, &op, make_files_op);
 }
 
 /* An op flag that the problem depends on (lesson 11's --tile), and a size it refuses
@@ -288,18 +276,13 @@ static void make_tiled(struct op *op)
     op->shape_problem = tile_problem;
 }
 
-static const struct lesson *tiled_lesson(void)
-{
-    static struct lesson lesson;
-    static struct op op;
-    return lesson_with(&lesson, &op, make_tiled);
-}
-
 /* Two outputs of one run never share a file: the same name, another spelling of it,
  * or a hard link to it; refused before any work, naming both flags. */
 static void outputs_share_no_file(void)
 {
-    const struct lesson *seq = sequence_lesson(), *files = files_lesson();
+    struct changed_lesson sequence, files_op;
+    const struct lesson *seq = lesson_with(&sequence, make_sequence);
+    const struct lesson *files = lesson_with(&files_op, make_files_op);
     struct options o;
     CHECK(PARSE_IN(seq, &o, "--csv", "rows.csv", "--frames-csv", "frames.csv") == CLI_RUN);
     CHECK_ERROR_IN(seq, "error: --csv rows.csv: is also the --frames-csv file", "--csv",
@@ -343,7 +326,8 @@ static void csv_refused_in_data_modes(void)
  * preset or the size (lesson 11's --tile 12). */
 static void op_flag_at_fault_is_named(void)
 {
-    const struct lesson *tiled = tiled_lesson();
+    struct changed_lesson tiled_op;
+    const struct lesson *tiled = lesson_with(&tiled_op, make_tiled);
     struct options o;
     CHECK(PARSE_IN(tiled, &o, "--tile", "24") == CLI_RUN);
     CHECK_ERROR_IN(tiled, "error: --tile 12: the tile must be a multiple of 8", "--tile", "12");

@@ -10,26 +10,18 @@
  *   build/bin/mma_rate
  */
 #include <stdint.h>
-#include <stdio.h>
 
-#include "cuda_check.h"
-#include "gpu_info.h"
+#include "instruction_rate.h"
 #include "session.h"
 
 #define CHAINS 8 /* independent accumulators per warp */
 #define ITERATIONS 4096
 #define WARPS_PER_BLOCK 8
 #define BLOCKS_PER_SM 2
-#define WARMUP 2
-#define REPS 5
+/* mmas of one run on each SM */
+#define MMAS_PER_SM ((double)BLOCKS_PER_SM * WARPS_PER_BLOCK * ITERATIONS * CHAINS)
 
 enum mma_kind { B1_AND, B1_XOR, F16_F32 };
-
-static const char *const kind_names[] = {"m16n8k256 b1, AND + popcount",
-                                         "m16n8k256 b1, XOR + popcount",
-                                         "m16n8k16 fp16, fp32 accumulate"};
-/* Operations of one mma (2 per multiply-add, as TOPS and FLOP/s count them). */
-static const double ops_per_mma[] = {2.0 * 16 * 8 * 256, 2.0 * 16 * 8 * 256, 2.0 * 16 * 8 * 16};
 
 template <int KIND> static __device__ __forceinline__ void mma(uint32_t (&d)[4],
                                                                const uint32_t (&a)[4],
@@ -75,56 +67,31 @@ template <int KIND> __global__ void mma_loop(uint32_t seed, uint32_t *sink)
         sink[0] = x;
 }
 
-template <int KIND> static void measure(const struct gpu_info *g, uint32_t *sink)
+template <int KIND> static void launch(int run, const struct gpu_info *g, uint32_t *sink)
 {
-    const int blocks = g->sm_count * BLOCKS_PER_SM;
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    float best_ms = 0.0f;
-    for (int r = 0; r < WARMUP + REPS; r++) {
-        CUDA_CHECK(cudaEventRecord(start));
-        mma_loop<KIND><<<blocks, WARPS_PER_BLOCK * 32>>>(0x12345u + r, sink);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaEventRecord(stop));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        if (r >= WARMUP && (best_ms == 0.0f || ms < best_ms))
-            best_ms = ms;
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    const double ops = (double)blocks * WARPS_PER_BLOCK * ITERATIONS * CHAINS * ops_per_mma[KIND];
-    const double per_second = ops / (best_ms * 1e-3);
-    printf("mma.sync %-32s %8.1f TOPS  %7.0f ops per clock per SM  (fastest of %d runs, %.3f "
-           "ms)\n",
-           kind_names[KIND], per_second / 1e12,
-           per_second / ((double)g->clock_khz * 1e3 * g->sm_count), REPS, best_ms);
+    mma_loop<KIND><<<g->sm_count * BLOCKS_PER_SM, WARPS_PER_BLOCK * 32>>>(0x12345u + run, sink);
+}
+
+/* Each mma's operations: 2 per multiply-add, as TOPS and FLOP/s count them. */
+static const struct rate_kind kinds[] = {
+    {"m16n8k256 b1, AND + popcount", MMAS_PER_SM * 2 * 16 * 8 * 256, launch<B1_AND>},
+    {"m16n8k256 b1, XOR + popcount", MMAS_PER_SM * 2 * 16 * 8 * 256, launch<B1_XOR>},
+    {"m16n8k16 fp16, fp32 accumulate", MMAS_PER_SM * 2 * 16 * 8 * 16, launch<F16_F32>},
+};
+
+static bool runs_mma(const struct gpu_info *g)
+{
+    return g->cc_major >= 8;
 }
 
 int main(void)
 {
-    const char *why = NULL;
-    if (gpu_count(&why) == 0)
-        return report_no_gpu("mma_rate", why);
     struct gpu_info g;
-    gpu_query(0, &g);
-    if (g.cc_major < 8) {
-        fprintf(stderr, "skipped: mma.sync m16n8k256 b1 and m16n8k16 need compute capability "
-                        "8.0; %s is %d.%d\n",
-                g.name, g.cc_major, g.cc_minor);
-        return EXIT_NO_GPU;
-    }
-    printf("mma_rate | %s | cc %d.%d | %d SMs | clock %d MHz (the attribute: per-clock rates "
-           "assume it) | %d warps per SM, %d chains each\n",
-           g.name, g.cc_major, g.cc_minor, g.sm_count, g.clock_khz / 1000,
-           BLOCKS_PER_SM * WARPS_PER_BLOCK, CHAINS);
-    uint32_t *sink;
-    CUDA_CHECK(cudaMalloc(&sink, sizeof *sink));
-    measure<B1_AND>(&g, sink);
-    measure<B1_XOR>(&g, sink);
-    measure<F16_F32>(&g, sink);
-    CUDA_CHECK(cudaFree(sink));
+    const int rc = rate_open(
+        &g, "mma_rate", runs_mma, "mma.sync m16n8k256 b1 and m16n8k16 need compute capability 8.0",
+        "%d warps per SM, %d chains each", BLOCKS_PER_SM * WARPS_PER_BLOCK, CHAINS);
+    if (rc != EXIT_PASS)
+        return rc;
+    rate_measure(&g, "mma.sync", 32, kinds, (int)(sizeof kinds / sizeof kinds[0]));
     return 0;
 }

@@ -12,10 +12,9 @@
  *   build/bin/wgmma_rate
  */
 #include <stdint.h>
-#include <stdio.h>
 
 #include "cuda_check.h"
-#include "gpu_info.h"
+#include "instruction_rate.h"
 #include "session.h"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -26,15 +25,11 @@
 
 #define WARPGROUPS 2 /* per block, one block per SM */
 #define ITERATIONS 2048
-#define WARMUP 2
-#define REPS 5
 #define TILE_BYTES (256 * 128) /* enough shared memory for either operand */
+/* wgmmas of one run on each SM */
+#define WGMMAS_PER_SM ((double)WARPGROUPS * ITERATIONS * 4)
 
 enum wgmma_kind { F16_F32, B1_AND };
-
-static const char *const kind_names[] = {"m64n128k16 fp16, fp32 accumulate",
-                                         "m64n128k256 b1, AND + popcount"};
-static const double ops_per_wgmma[] = {2.0 * 64 * 128 * 16, 2.0 * 64 * 128 * 256};
 
 /* 64 accumulators per thread, each named as an operand of the asm. */
 #define D8(c, d, i)                                                                                \
@@ -112,56 +107,40 @@ __global__ void __launch_bounds__(128 * WARPGROUPS, 1) wgmma_loop(uint32_t *sink
         sink[0] = x;
 }
 
-template <int KIND> static void measure(const struct gpu_info *g, uint32_t *sink)
+template <int KIND> static void launch(int run, const struct gpu_info *g, uint32_t *sink)
 {
-    const int smem = 2 * TILE_BYTES;
-    CUDA_CHECK(
-        cudaFuncSetAttribute(wgmma_loop<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    float best_ms = 0.0f;
-    for (int r = 0; r < WARMUP + REPS; r++) {
-        CUDA_CHECK(cudaEventRecord(start));
-        wgmma_loop<KIND><<<g->sm_count, 128 * WARPGROUPS, smem>>>(sink);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaEventRecord(stop));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        if (r >= WARMUP && (best_ms == 0.0f || ms < best_ms))
-            best_ms = ms;
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    const double ops = (double)g->sm_count * WARPGROUPS * ITERATIONS * 4 * ops_per_wgmma[KIND];
-    const double per_second = ops / (best_ms * 1e-3);
-    printf("wgmma %-34s %8.1f TOPS  %7.0f ops per clock per SM  (fastest of %d runs, %.3f ms)\n",
-           kind_names[KIND], per_second / 1e12,
-           per_second / ((double)g->clock_khz * 1e3 * g->sm_count), REPS, best_ms);
+    (void)run;
+    wgmma_loop<KIND><<<g->sm_count, 128 * WARPGROUPS, 2 * TILE_BYTES>>>(sink);
+}
+
+/* Each wgmma's operations: 2 per multiply-add, as TOPS and FLOP/s count them. */
+static const struct rate_kind kinds[] = {
+    {"m64n128k16 fp16, fp32 accumulate", WGMMAS_PER_SM * 2 * 64 * 128 * 16, launch<F16_F32>},
+    {"m64n128k256 b1, AND + popcount", WGMMAS_PER_SM * 2 * 64 * 128 * 256, launch<B1_AND>},
+};
+
+/* The two tiles are more dynamic shared memory than a kernel may have unless it asks. */
+template <int KIND> static void allow_tiles(void)
+{
+    CUDA_CHECK(cudaFuncSetAttribute(wgmma_loop<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    2 * TILE_BYTES));
+}
+
+static bool runs_wgmma(const struct gpu_info *g)
+{
+    return HAVE_WGMMA_BUILT && g->cc_major == 9 && g->cc_minor == 0;
 }
 
 int main(void)
 {
-    const char *why = NULL;
-    if (gpu_count(&why) == 0)
-        return report_no_gpu("wgmma_rate", why);
     struct gpu_info g;
-    gpu_query(0, &g);
-    if (!HAVE_WGMMA_BUILT || g.cc_major != 9 || g.cc_minor != 0) {
-        fprintf(stderr,
-                "skipped: wgmma needs a 9.0 GPU and a build for 90 (sm_90a code); %s "
-                "is %d.%d\n",
-                g.name, g.cc_major, g.cc_minor);
-        return EXIT_NO_GPU;
-    }
-    printf("wgmma_rate | %s | cc %d.%d | %d SMs | clock %d MHz (the attribute: per-clock rates "
-           "assume it) | %d warpgroups per SM\n",
-           g.name, g.cc_major, g.cc_minor, g.sm_count, g.clock_khz / 1000, WARPGROUPS);
-    uint32_t *sink;
-    CUDA_CHECK(cudaMalloc(&sink, sizeof *sink));
-    measure<F16_F32>(&g, sink);
-    measure<B1_AND>(&g, sink);
-    CUDA_CHECK(cudaFree(sink));
+    const int rc = rate_open(&g, "wgmma_rate", runs_wgmma,
+                             "wgmma needs a 9.0 GPU and a build for 90 (sm_90a code)",
+                             "%d warpgroups per SM", WARPGROUPS);
+    if (rc != EXIT_PASS)
+        return rc;
+    allow_tiles<F16_F32>();
+    allow_tiles<B1_AND>();
+    rate_measure(&g, "wgmma", 34, kinds, (int)(sizeof kinds / sizeof kinds[0]));
     return 0;
 }

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 F = torch.nn.functional
 
 import conv_lessons  # noqa: E402  (after the skip above)
+from _fake import assert_fake_raises  # noqa: E402
 from _gpu import busy_side_stream, capability, needs_gpu  # noqa: E402
 
 # (kernel, compute capability x 10 it needs)
@@ -266,13 +267,9 @@ def test_fake_kernel_output():
 
 
 def test_fake_kernel_raises_as_the_real_one():
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    with FakeTensorMode():
-        x = torch.empty(1, 8, 8, 8, device="cuda")
-        w = torch.empty(3, 8, 3, 3, device="cuda")
-        with pytest.raises(ValueError, match="x must be channels_last"):
-            torch.ops.conv_lessons.binary_conv2d(x, w, None, None)
+    assert_fake_raises(torch.ops.conv_lessons.binary_conv2d,
+                       [(1, 8, 8, 8), (3, 8, 3, 3), None, None], ValueError,
+                       "x must be channels_last")
 
 
 @pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])

@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 F = torch.nn.functional
 
 import conv_lessons  # noqa: E402  (after the skip above)
+from _fake import assert_fake_raises  # noqa: E402
 from _gpu import busy_side_stream, capability, needs_gpu  # noqa: E402
 
 # (dtype, precision, memory format, compute capability x 10 it needs)
@@ -497,13 +498,8 @@ def test_fake_kernel_output(fmt):
 
 
 def test_fake_kernel_raises_as_the_real_one():
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    with FakeTensorMode():
-        x = torch.empty(1, 2, 8, 8, device="cuda")
-        w = torch.empty(3, 2, 4, 4, device="cuda")
-        with pytest.raises(NotImplementedError, match="4x4 filter"):
-            torch.ops.conv_lessons.conv2d(x, w, None, None)
+    assert_fake_raises(torch.ops.conv_lessons.conv2d, [(1, 2, 8, 8), (3, 2, 4, 4), None, None],
+                       NotImplementedError, "4x4 filter")
 
 
 @pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])

@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 
 import conv_lessons  # noqa: E402  (after the skip above)
+from _fake import assert_fake_raises  # noqa: E402
 from _gpu import busy_side_stream, needs_gpu  # noqa: E402
 
 # float32 sums of Ci k^2 terms against float64: well inside this share of their magnitude.
@@ -339,14 +340,10 @@ def test_compile_traces_without_a_gpu(layout, dynamic):
 
 
 def test_fake_kernel_raises_as_the_real_one():
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    with FakeTensorMode():
-        mu = torch.empty(2, 3, 9, 9, device="cuda")
-        gamma = torch.empty(2, 3, 9, 9, 9, 9, device="cuda")
-        with pytest.raises(NotImplementedError, match="a 2x2 window"):
-            torch.ops.conv_lessons.covariance_(mu, gamma, None,
-                                               torch.empty(2, 8, 8, 8, 8, device="cuda"), False)
+    # mu, gamma, no c, and an out of a 2x2 window
+    assert_fake_raises(torch.ops.conv_lessons.covariance_,
+                       [(2, 3, 9, 9), (2, 3, 9, 9, 9, 9), None, (2, 8, 8, 8, 8), False],
+                       NotImplementedError, "a 2x2 window")
 
 
 # ---- the C ABI (covariance.h), called directly ----
