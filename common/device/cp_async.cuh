@@ -7,32 +7,31 @@
 #ifndef CP_ASYNC_CUH
 #define CP_ASYNC_CUH
 
+/* One copy of sizeof(T) bytes with cache operator `cache` ("ca" or "cg"): cp.async from
+ * sm_80, a load and a store before. A macro: the operator is part of the instruction. */
+#if __CUDA_ARCH__ >= 800
+#define COPY_ASYNC(cache, T, dst, src, inside)                                                     \
+    asm volatile("cp.async." cache ".shared.global [%0], [%1], %2, %3;\n" ::"r"(                   \
+                     (unsigned)__cvta_generic_to_shared(dst)),                                     \
+                 "l"(src), "n"(sizeof(T)), "r"((inside) ? (int)sizeof(T) : 0)                      \
+                 : "memory")
+#else
+#define COPY_ASYNC(cache, T, dst, src, inside)                                                     \
+    (*reinterpret_cast<T *>(dst) = (inside) ? __ldg(reinterpret_cast<const T *>(src)) : T{})
+#endif
+
 /* 4 bytes; .ca may keep the line in L1 for the neighbouring copies. */
 static __device__ __forceinline__ void copy_4_async(float *dst, const float *src, bool inside)
 {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 4 : 0)
-                 : "memory");
-#else
-    *dst = inside ? __ldg(src) : 0.0f;
-#endif
+    COPY_ASYNC("ca", float, dst, src, inside);
 }
 
 /* 16 aligned bytes; .cg keeps the stream out of L1. */
 static __device__ __forceinline__ void copy_16_async(float *dst, const float *src, bool inside)
 {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(inside ? 16 : 0)
-                 : "memory");
-#else
-    *reinterpret_cast<float4 *>(dst) =
-        inside ? __ldg(reinterpret_cast<const float4 *>(src)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#endif
+    COPY_ASYNC("cg", float4, dst, src, inside);
 }
+#undef COPY_ASYNC
 
 /* Closes the group of copies this thread issued since the last call. */
 static __device__ __forceinline__ void commit_copies(void)

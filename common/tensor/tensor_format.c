@@ -78,14 +78,14 @@ const char *output_format_name(enum output_format o)
     return o == OUTPUT_SIGN_BITS ? "sign_bits" : "values";
 }
 
-static uint32_t float_bits(float x)
+uint32_t float_to_bits(float x)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     return u;
 }
 
-static float bits_float(uint32_t u)
+float bits_to_float(uint32_t u)
 {
     float x;
     memcpy(&x, &u, sizeof x);
@@ -101,7 +101,7 @@ static float bits_float(uint32_t u)
 
 uint16_t float_to_half_bits(float x)
 {
-    uint32_t u = float_bits(x);
+    uint32_t u = float_to_bits(x);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     if (isnan(x))
         return sign | 0x7e00u;
@@ -138,7 +138,7 @@ float half_bits_to_float(uint16_t h)
 /* bfloat16 is the top half of a float32: round the dropped 16 bits to nearest even. */
 uint16_t float_to_bf16_bits(float x)
 {
-    uint32_t u = float_bits(x);
+    uint32_t u = float_to_bits(x);
     if (isnan(x))
         return (uint16_t)((u >> 16) | 0x40u);
     u += 0x7fffu + ((u >> 16) & 1u);
@@ -147,7 +147,7 @@ uint16_t float_to_bf16_bits(float x)
 
 float bf16_bits_to_float(uint16_t b)
 {
-    return bits_float((uint32_t)b << 16);
+    return bits_to_float((uint32_t)b << 16);
 }
 
 float dtype_round(enum dtype d, float x)

@@ -72,6 +72,9 @@ const char *output_format_name(enum output_format o);
  * through this before the gold reference, so a check measures a kernel's arithmetic
  * and not the rounding of its operands. */
 float dtype_round(enum dtype d, float x);
+/* A float32's bits, and the float32 of bits: the value as memory holds it. */
+uint32_t float_to_bits(float x);
+float bits_to_float(uint32_t u);
 uint16_t float_to_half_bits(float x);
 float half_bits_to_float(uint16_t h);
 uint16_t float_to_bf16_bits(float x);

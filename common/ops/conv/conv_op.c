@@ -635,29 +635,18 @@ static const struct conv_variant *conv_variant_of(const struct op_args *a)
     return a->variant->impl;
 }
 
-static void run_conv(const struct op_args *a)
-{
-    struct conv_args c = conv_args_of(a);
-    conv_variant_of(a)->run(&c);
-}
-
-static void setup_conv(const struct op_args *a)
-{
-    struct conv_args c = conv_args_of(a);
-    conv_variant_of(a)->setup(&c);
-}
-
-static void teardown_conv(const struct op_args *a)
-{
-    struct conv_args c = conv_args_of(a);
-    conv_variant_of(a)->teardown(&c);
-}
-
-static void collect_conv(const struct op_args *a)
-{
-    struct conv_args c = conv_args_of(a);
-    conv_variant_of(a)->collect(&c);
-}
+/* The op's run, setup, teardown and collect (run_conv, ...): the variant's own, called
+ * with the convolution's arguments. */
+#define CALL_VARIANT(hook)                                                                         \
+    static void hook##_conv(const struct op_args *a)                                               \
+    {                                                                                              \
+        struct conv_args c = conv_args_of(a);                                                      \
+        conv_variant_of(a)->hook(&c);                                                              \
+    }
+CALL_VARIANT(run)
+CALL_VARIANT(setup)
+CALL_VARIANT(teardown)
+CALL_VARIANT(collect)
 
 static size_t scratch_conv(const struct op_variant *v, const struct conv_shape *s,
                            const double *param)

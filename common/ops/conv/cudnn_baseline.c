@@ -1,20 +1,12 @@
 #include "cudnn_baseline.h"
 
 #include <cudnn.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cuda_check.h"
 
 #define CUDNN_CHECK(expr)                                                                          \
-    do {                                                                                           \
-        cudnnStatus_t cudnn_check_status_ = (expr);                                                \
-        if (cudnn_check_status_ != CUDNN_STATUS_SUCCESS) {                                         \
-            fprintf(stderr, "error: cuDNN: %s failed at %s:%d: %s\n", #expr, __FILE__, __LINE__,   \
-                    cudnnGetErrorString(cudnn_check_status_));                                     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+    CHECK_CALL("cuDNN", cudnnStatus_t, CUDNN_STATUS_SUCCESS, cudnnGetErrorString, expr, #expr)
 
 struct cudnn_conv {
     cudnnHandle_t handle;

@@ -23,6 +23,7 @@
 #include "npy.h"
 #include "problem.h"
 #include "rng.h"
+#include "tensor_format.h"
 #include "unit.h"
 
 extern char **environ;
@@ -33,16 +34,12 @@ static const uint32_t POISON_BITS = 0x7fc0dead;
 
 static float poison(void)
 {
-    float f;
-    memcpy(&f, &POISON_BITS, sizeof f);
-    return f;
+    return bits_to_float(POISON_BITS);
 }
 
 static bool is_poison(float f)
 {
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return bits == POISON_BITS;
+    return float_to_bits(f) == POISON_BITS;
 }
 
 static void *alloc_or_exit(size_t bytes)
