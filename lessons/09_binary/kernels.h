@@ -5,6 +5,7 @@
 #ifndef BINARY_KERNELS_H
 #define BINARY_KERNELS_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "conv_args.h"
@@ -12,6 +13,25 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The shapes the kernels take (the variant table's and the PyTorch package's check):
+ * output channels are the grid's y dimension, 32 a block at most... */
+#define BINARY_MAX_GRID_Y 65535
+static inline const char *binary_channels_fit_grid(const struct conv_shape *s)
+{
+    return s->cout <= BINARY_MAX_GRID_Y * 32 ? NULL : "at most 2097120 output channels";
+}
+
+/* ... and the tensor-core kernels address packed words with 32-bit offsets
+ * (bmma_tile.cuh). */
+static inline const char *bmma_shape_unsupported(const struct conv_shape *s)
+{
+    const size_t words = WORDS_PER_PIXEL(s->cin);
+    if ((size_t)s->n * s->h * s->w * words > INT_MAX ||
+        (size_t)s->cout * s->ksize * s->ksize * words > INT_MAX)
+        return "packed input and weights of at most 2^31 words each";
+    return binary_channels_fit_grid(s);
+}
 
 /* Lesson 07's fp32 implicit GEMM on +1/-1 floats, then alpha and bias (1_float_sign.cu). */
 size_t float_sign_scratch_bytes(const struct conv_shape *s);

@@ -13,29 +13,9 @@
  *   build/bin/09_binary --preset bnn-b64c512s14 --variant bmma_and
  *   build/bin/09_binary --preset bnn-b16c256s28 --variant bmma_fused
  */
-#include <limits.h>
-
 #include "conv_op.h"
 #include "kernels.h"
 #include "lesson.h"
-
-#define MAX_GRID_Y 65535
-
-/* Output channels are the grid's y dimension. */
-static const char *channels_fit_grid(const struct conv_shape *s)
-{
-    return s->cout <= MAX_GRID_Y * 32 ? NULL : "at most 2097120 output channels";
-}
-
-/* The tensor-core kernels address packed words with 32-bit offsets (bmma_tile.cuh). */
-static const char *bmma_shape_unsupported(const struct conv_shape *s)
-{
-    const size_t words = WORDS_PER_PIXEL(s->cin);
-    if ((size_t)s->n * s->h * s->w * words > INT_MAX ||
-        (size_t)s->cout * s->ksize * s->ksize * words > INT_MAX)
-        return "packed input and weights of at most 2^31 words each";
-    return channels_fit_grid(s);
-}
 
 /* The bit tensor cores' m16n8k256 with .and.popc needs sm_80 (sm_75 has only m8n8k128
  * with .xor.popc); wgmma is sm_90a code, which runs on a 9.0 GPU alone. */
@@ -51,13 +31,13 @@ static const struct conv_variant variants[] = {
      .what = "seed 002's design: a block per pixel, a thread per output channel, no reuse",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
-     .unsupported = channels_fit_grid,
+     .unsupported = binary_channels_fit_grid,
      .run = launch_conv2d_seed_layout},
     {.name = "packed_xnor",
      .what = "XOR + __popc, 32 channels x 64 pixels per block, weights from shared memory",
      .dtype = DTYPE_BINARY,
      .layout = LAYOUT_BITS,
-     .unsupported = channels_fit_grid,
+     .unsupported = binary_channels_fit_grid,
      .run = launch_conv2d_packed_xnor},
     {.name = "bmma",
      .what = "bit tensor cores, mma m16n8k256 .and.popc tap by tap through registers, the "

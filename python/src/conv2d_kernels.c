@@ -7,7 +7,6 @@
  * naive and tiled kernels (lessons 02 and 04) run when named. */
 #include "conv2d_kernels.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,9 +28,6 @@
 #define MAX_GRID_Y 65535
 #define GEMM_TILE_COUT 128
 
-/* Lesson 09 puts output channels in gridDim.y, 32 per block. */
-#define BINARY_TILE_COUT 32
-
 /* Lesson 05's setup copies the bias into constant memory from device memory: a layer
  * without one gets a zero there, as every kernel with a constant filter does
  * (constant_filter.c). */
@@ -46,23 +42,6 @@ static const char *too_many_channel_tiles(const struct conv_shape *s)
     return (s->cout + GEMM_TILE_COUT - 1) / GEMM_TILE_COUT > MAX_GRID_Y
                ? "more than 65535 x 128 output channels"
                : NULL;
-}
-
-static const char *binary_channels_fit_grid(const struct conv_shape *s)
-{
-    return (s->cout + BINARY_TILE_COUT - 1) / BINARY_TILE_COUT > MAX_GRID_Y
-               ? "at most 65535 x 32 output channels"
-               : NULL;
-}
-
-/* Lesson 09's tensor-core kernels address packed words with 32-bit offsets (its main.c). */
-static const char *bmma_shape_unsupported(const struct conv_shape *s)
-{
-    const size_t words = WORDS_PER_PIXEL(s->cin);
-    if ((size_t)s->n * s->h * s->w * words > INT_MAX ||
-        (size_t)s->cout * s->ksize * s->ksize * words > INT_MAX)
-        return "packed input and weights of at most 2^31 words each";
-    return binary_channels_fit_grid(s);
 }
 
 static const char *mma_is_faster(const struct conv_shape *s)
