@@ -88,12 +88,12 @@ enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES, BM
  * thread laid out as 4 of mma.m16n8's; added to what d holds. */
 #if CONV_HAVE_WGMMA
 #define WGMMA_B1(instruction, d, a, b_desc)                                                        \
-    asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, 1, 0;\n" instruction         \
+    asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, 1, 0;\n" instruction          \
                  " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},"        \
                  " {%16, %17, %18, %19}, %20, accumulate;\n}\n"                                    \
-                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),          \
-                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),        \
-                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])                               \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),         \
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),       \
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])                              \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc))
 #else
 #define WGMMA_B1(instruction, d, a, b_desc) __trap()
@@ -402,9 +402,8 @@ static __device__ __forceinline__ uint64_t wgmma_b_descriptor(const uint32_t *ro
  * rows from b_rows on, one wgmma.m64n32k256 per fragment into its counts, committed as
  * one group. The tap before's group may still run, adding into the same counts. */
 template <typename Op>
-static __device__ __forceinline__ void wgmma_tap(struct bmma_counts &out,
-                                                 const uint32_t (&a)[M_FRAGS][4],
-                                                 const uint32_t *b_rows)
+static __device__ __forceinline__ void
+wgmma_tap(struct bmma_counts &out, const uint32_t (&a)[M_FRAGS][4], const uint32_t *b_rows)
 {
     /* [page: wgmma-tap] */
     const uint64_t b_desc = wgmma_b_descriptor(b_rows);
@@ -514,7 +513,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
             wait_copies<STAGES - 2>();
             if (WGMMA)
                 fence_async_proxy(); /* visible to wgmma's reads too */
-            __syncthreads(); /* this step's tiles are visible; last step's buffer is free */
+            __syncthreads();         /* this step's tiles are visible; last step's buffer is free */
             if (step + STAGES - 1 < steps)
                 issue(step + STAGES - 1); /* into the buffer the warps finished with last step */
             commit_copies();
@@ -530,7 +529,7 @@ bmma_tile(const uint32_t *__restrict__ input, const uint32_t *__restrict__ weigh
 #pragma unroll
         for (int i = 0; i < M_FRAGS; i++)
             inside[i] = (unsigned)(a_y[i] + at.ti - r) < (unsigned)s.h ? a_mask[i] >> at.dj0 : 0u;
-        /* [page: tap-mma] */
+            /* [page: tap-mma] */
 #pragma unroll
         for (int d = 0; d < TAPS; d++) {
             if (d >= width)

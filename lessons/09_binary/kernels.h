@@ -56,7 +56,7 @@ conv_launcher setup_conv2d_bmma, launch_conv2d_bmma, launch_conv2d_bmma_ring;
 size_t bmma_scratch_bytes(const struct conv_shape *s);
 size_t bmma_smem_per_block(const struct conv_shape *s);
 conv_launcher setup_conv2d_bmma_classes, launch_conv2d_bmma_classes; /* 6_bmma_classes.cu */
-conv_launcher launch_conv2d_bmma_rows;                                /* 7_bmma_rows.cu */
+conv_launcher launch_conv2d_bmma_rows;                               /* 7_bmma_rows.cu */
 conv_launcher launch_conv2d_bmma_and, setup_conv2d_bmma_xor, launch_conv2d_bmma_xor;
 /* The AND kernel writing the signs of its output packed for the next binary layer
  * (9_bmma_fused.cu): a->output is bits, NHWC; scratch and setup are bmma_classes's. */

@@ -101,15 +101,11 @@ bool split_slab_busy(const struct slab *p);
  * callbacks around its runs: setup by batch, by rows, by rows with NCCL's
  * communicators; collect; teardown. */
 extern struct split the_split;
-void setup_batch(const struct conv_args *a);
-void setup_rows(const struct conv_args *a);
-void setup_rows_nccl(const struct conv_args *a);
-void collect_split(const struct conv_args *a);
-void teardown_split(const struct conv_args *a);
+conv_launcher setup_batch, setup_rows, setup_rows_nccl, collect_split, teardown_split;
 
 /* The course's fastest fp16 NHWC kernel on the current GPU for the layer: lesson 08's
  * wgmma where the build has its sm_90a code, the GPU is 9.0 and lesson 08 finds it the
  * faster (wgmma_beats_mma), else its mma.sync. */
-void conv_fastest_fp16(const struct conv_args *a);
+conv_launcher conv_fastest_fp16;
 
 #endif

@@ -6,11 +6,9 @@
 #include "cuda_check.h"
 #include "split.h"
 
-void run_batch_split(const struct conv_args *a);
-void run_rows_blocking(const struct conv_args *a);
-void setup_rows_overlap(const struct conv_args *a);
-void run_rows_overlap(const struct conv_args *a);
-void teardown_rows_overlap(const struct conv_args *a);
-void run_peer_copy(const struct conv_args *a);
+conv_launcher run_batch_split;                                             /* 1_batch_split.c */
+conv_launcher run_rows_blocking;                                           /* 2_rows_blocking.c */
+conv_launcher setup_rows_overlap, run_rows_overlap, teardown_rows_overlap; /* 3_rows_overlap.c */
+conv_launcher run_peer_copy;                                               /* 4_peer_copy.c */
 
 #endif
