@@ -15,6 +15,7 @@ void conv_openmp(const struct conv_args *a)
     const int blocks = (s->h + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
 
     /* dynamic: border blocks and the last partial block cost less than the others. */
+    /* [page: openmp] */
 #pragma omp parallel for collapse(3) schedule(dynamic)
     for (int n = 0; n < s->n; n++)
         for (int b = 0; b < blocks; b++)
@@ -23,4 +24,5 @@ void conv_openmp(const struct conv_args *a)
                 const int y1 = y0 + ROWS_PER_BLOCK < s->h ? y0 + ROWS_PER_BLOCK : s->h;
                 conv_rows(a, n, k, y0, y1);
             }
+    /* [/page: openmp] */
 }
