@@ -1,4 +1,4 @@
-/* What lesson 08's TMA steps (06_tma.cu, 07_warp_specialised.cu, 08_wide_tile.cu) share:
+/* What lesson 08's TMA steps (06_tma.cu to 11_narrow_tile.cu) share:
  * the layer's tensors as TMA tensor maps, the block's tile of pixels and channels, and
  * the walk along k that loads it, one tap and 128 bytes of channels per step.
  *
