@@ -45,6 +45,19 @@ static inline int wgmma_built_cc(void)
 #define DESC_SWIZZLE_NONE 0
 #define DESC_SWIZZLE_128B 1
 
+/* The descriptor of a tile at `tile` in shared memory: its leading and stride byte
+ * offsets (multiples of 16) and its swizzle mode. */
+static __device__ __forceinline__ uint64_t smem_descriptor(const void *tile, uint32_t leading_bytes,
+                                                           uint32_t stride_bytes, uint32_t swizzle)
+{
+    const uint32_t address = (uint32_t)__cvta_generic_to_shared(tile);
+    const uint64_t start = address % DESC_START_LIMIT / DESC_UNIT_BYTES;
+    return start << DESC_START_SHIFT |
+           (uint64_t)(leading_bytes / DESC_UNIT_BYTES) << DESC_LEADING_SHIFT |
+           (uint64_t)(stride_bytes / DESC_UNIT_BYTES) << DESC_STRIDE_SHIFT |
+           (uint64_t)swizzle << DESC_SWIZZLE_SHIFT;
+}
+
 static __device__ __forceinline__ void wgmma_fence(void)
 {
     SM90A_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");

@@ -39,11 +39,7 @@ static __device__ __forceinline__ uint4 *swizzle_aligned(uint4 *smem)
  * unused (1, as the ISA asks), the stride is one swizzle atom, 8 rows of 128 bytes. */
 static __device__ __forceinline__ uint64_t tile_descriptor(const uint4 *tile)
 {
-    const uint32_t address = (uint32_t)__cvta_generic_to_shared(tile);
-    const uint64_t start = address % DESC_START_LIMIT / DESC_UNIT_BYTES;
-    const uint64_t leading = 1, stride = WG_SWIZZLE_ATOM / DESC_UNIT_BYTES;
-    return start << DESC_START_SHIFT | leading << DESC_LEADING_SHIFT | stride << DESC_STRIDE_SHIFT |
-           (uint64_t)DESC_SWIZZLE_128B << DESC_SWIZZLE_SHIFT;
+    return smem_descriptor(tile, DESC_UNIT_BYTES, WG_SWIZZLE_ATOM, DESC_SWIZZLE_128B);
 }
 
 /* The same tile `bytes` further along its rows: only the start address moves. */
@@ -68,9 +64,9 @@ static __device__ __forceinline__ uint64_t descriptor_plus(uint64_t descriptor, 
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define WG_OPERANDS_0_63                                                                           \
     WG_OPERANDS_0_31                                                                               \
-        ", "                                                                                       \
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "         \
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+    ", "                                                                                           \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "             \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define WG_OPERANDS_64_127                                                                         \
     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "             \
     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "             \

@@ -390,12 +390,7 @@ static __device__ __forceinline__ int wgmma_b_word(int b, int half)
 /* The descriptor of the B rows from `rows` on (wgmma_b_word's layout). */
 static __device__ __forceinline__ uint64_t wgmma_b_descriptor(const uint32_t *rows)
 {
-    const uint32_t address = (uint32_t)__cvta_generic_to_shared(rows);
-    const uint64_t start = address % DESC_START_LIMIT / DESC_UNIT_BYTES;
-    const uint64_t leading = CORE_WORDS * 4 / DESC_UNIT_BYTES;
-    const uint64_t stride = 2 * CORE_WORDS * 4 / DESC_UNIT_BYTES;
-    return start << DESC_START_SHIFT | leading << DESC_LEADING_SHIFT | stride << DESC_STRIDE_SHIFT |
-           (uint64_t)DESC_SWIZZLE_NONE << DESC_SWIZZLE_SHIFT;
+    return smem_descriptor(rows, CORE_WORDS * 4, 2 * CORE_WORDS * 4, DESC_SWIZZLE_NONE);
 }
 
 /* BMMA_WGMMA's multiply of one tap: each warp's fragments i of A, the warpgroup's B
