@@ -16,12 +16,7 @@
 #include "cuda_check.h"
 #include "instruction_rate.h"
 #include "session.h"
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define HAVE_WGMMA 1
-#else
-#define HAVE_WGMMA 0
-#endif
+#include "wgmma.cuh"
 
 #define WARPGROUPS 2 /* per block, one block per SM */
 #define ITERATIONS 2048
@@ -49,14 +44,13 @@ enum wgmma_kind { F16_F32, B1_AND };
 /* A K-major tile without swizzle: the leading and stride offsets only need to be valid. */
 static __device__ __forceinline__ uint64_t descriptor(const void *tile)
 {
-    const uint64_t address = (uint32_t)__cvta_generic_to_shared(tile);
-    return (address & 0x3ffff) >> 4 | (uint64_t)8 << 16 | (uint64_t)64 << 32;
+    return smem_descriptor(tile, 128, 1024, DESC_SWIZZLE_NONE);
 }
 
 template <int KIND>
 static __device__ __forceinline__ void wgmma(uint32_t (&d)[64], uint64_t a, uint64_t b)
 {
-#if HAVE_WGMMA
+#if CONV_HAVE_WGMMA
     if (KIND == F16_F32) /* fp32 accumulators travel as their bit patterns */
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" OPERANDS_0_63
@@ -79,27 +73,19 @@ __global__ void __launch_bounds__(128 * WARPGROUPS, 1) wgmma_loop(uint32_t *sink
     for (int i = threadIdx.x; i < 2 * TILE_BYTES; i += blockDim.x)
         tiles[i] = (uint8_t)(i * 37 + threadIdx.x);
     __syncthreads();
-#if HAVE_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
+    fence_async_proxy();
     __syncthreads();
     const uint64_t a = descriptor(tiles), b = descriptor(tiles + TILE_BYTES);
     uint32_t acc[64] = {};
     for (int it = 0; it < ITERATIONS; it++) {
-#if HAVE_WGMMA
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
+        wgmma_fence();
 #pragma unroll
         for (int k = 0; k < 4; k++)
             wgmma<KIND>(acc, a, b);
-#if HAVE_WGMMA
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-#endif
+        wgmma_commit();
+        wgmma_wait<1>();
     }
-#if HAVE_WGMMA
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#endif
+    wgmma_wait<0>();
     uint32_t x = 0;
     for (int i = 0; i < 64; i++)
         x ^= acc[i];
@@ -128,7 +114,7 @@ template <int KIND> static void allow_tiles(void)
 
 static bool runs_wgmma(const struct gpu_info *g)
 {
-    return HAVE_WGMMA_BUILT && g->cc_major == 9 && g->cc_minor == 0;
+    return wgmma_built_cc() == 90 && g->cc_major == 9 && g->cc_minor == 0;
 }
 
 int main(void)
