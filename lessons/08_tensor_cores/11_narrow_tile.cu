@@ -1,12 +1,12 @@
-/* Lesson 08, step 11, variants "wgmma_fp16", "wgmma_bf16" and "wgmma_tf32": step 10 with
+/* Lesson 08, step 11, variant "wgmma_fp16_narrow": step 10 with
  * a tile as narrow as the layer. Below 65 output channels a 128-wide tile is half padding:
  * the wgmmas multiply zeros in B's rows 64..127 at the full cost (Nsight Compute on
  * unet-64x64: 2.36 M wgmma instructions, twice the layer's work). There the block's
  * tiles are 128 x 64 (wgmma.m64n64, 32 accumulators per 64 rows, 8 stages of 24 KB);
- * from 65 channels on, step 10's 128 x 128. The lesson's final wgmma kernel, on fp16,
- * bf16 and TF32.
+ * from 65 channels on, step 10's 128 x 128. On fp16, bf16 and TF32, the final
+ * variants' kernel wherever step 12's is not.
  *
- *   build/bin/08_tensor_cores --preset unet-64x64 --variant wgmma_fp16
+ *   build/bin/08_tensor_cores --preset unet-64x64 --variant wgmma_fp16_narrow
  */
 #include "kernels.h"
 #include "tma_conv.cuh"
@@ -15,7 +15,7 @@
 #define NARROW_COUT 64 /* layers with at most this many output channels: BN = 64 */
 
 /* [page: narrow-tile-launch] */
-template <typename Op> static void launch(const struct conv_args *a)
+template <typename Op> void launch_narrow_tile(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
         launch_wgmma_cp_async<Op>(a);
@@ -26,17 +26,11 @@ template <typename Op> static void launch(const struct conv_args *a)
 }
 /* [/page: narrow-tile-launch] */
 
-extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
-{
-    launch<mma_fp16>(a);
-}
+template void launch_narrow_tile<mma_fp16>(const struct conv_args *a);
+template void launch_narrow_tile<mma_bf16>(const struct conv_args *a);
+template void launch_narrow_tile<mma_tf32>(const struct conv_args *a);
 
-extern "C" void launch_conv2d_wgmma_bf16(const struct conv_args *a)
+extern "C" void launch_conv2d_wgmma_fp16_narrow(const struct conv_args *a)
 {
-    launch<mma_bf16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_tf32(const struct conv_args *a)
-{
-    launch<mma_tf32>(a);
+    launch_narrow_tile<mma_fp16>(a);
 }

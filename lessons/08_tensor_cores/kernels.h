@@ -44,8 +44,15 @@ conv_launcher launch_conv2d_wgmma_fp16_wide;
 conv_launcher launch_conv2d_wgmma_fp16_2blocks;
 /* Step 10: persistent blocks, ping-pong consumers (10_pingpong.cu). */
 conv_launcher launch_conv2d_wgmma_fp16_pingpong;
-/* Step 11: + 128 x 64 tiles below 65 output channels, on fp16, bf16 and TF32
- * (11_narrow_tile.cu). */
+/* Step 11: + 128 x 64 tiles below 65 output channels (11_narrow_tile.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_narrow;
+/* Step 12: layers whose C*R*S fits one tile of k (<= 32: a first layer): the weights kept,
+ * A gathered, mma.sync, the output written through shared memory (12_few_channels.cu);
+ * NULL where it takes the shape, else why not. */
+conv_launcher launch_conv2d_few_channels_fp16;
+const char *few_channels_unsupported(const struct conv_shape *s);
+/* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, step 11
+ * elsewhere. */
 conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_wgmma_tf32;
 
 /* Where wgmma is the faster of the two on a 9.0 GPU (for those who pick one: the PyTorch

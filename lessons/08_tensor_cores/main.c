@@ -2,7 +2,8 @@
  * idea each. The layer is the same implicit GEMM (M = N*H*W pixels, N = K channels, K =
  * C*R*S), now in NHWC so that a GEMM row's k runs along memory, multiplied by the
  * tensor cores. Steps 1-4 use the warp-level instructions every GPU since the A100 has
- * (mma.sync); steps 5-11 Hopper's warpgroup MMA (wgmma) and its copy engine (TMA). The
+ * (mma.sync); steps 5-11 Hopper's warpgroup MMA (wgmma) and its copy engine (TMA); step
+ * 12 the first layer, whose three channels make it a memory problem. The
  * last step of each kind runs at every precision it supports: fp16, bf16, fp32 data in
  * TF32 (what PyTorch runs by default), and 3xTF32 (fp32 accuracy from three TF32
  * products). Each runs beside cuDNN at its own precision and layout.
@@ -104,20 +105,34 @@ static const struct conv_variant variants[] = {
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_fp16_pingpong},
-    {.name = "wgmma_fp16",
+    {.name = "wgmma_fp16_narrow",
      .what = "11: step 10 with 128x64 tiles where there are at most 64 output channels",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_fp16_narrow},
+    {.name = "few_channels_fp16",
+     .what = "12: where C*R*S <= 32, the weights kept, A gathered, output through shared "
+             "memory",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .unsupported = few_channels_unsupported,
+     .needs = NEEDS_MMA(NULL),
+     .run = launch_conv2d_few_channels_fp16},
+    {.name = "wgmma_fp16",
+     .what = "12 where it takes the layer, else 11",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_fp16},
     {.name = "wgmma_bf16",
-     .what = "11 on bf16",
+     .what = "12 or 11 on bf16",
      .dtype = DTYPE_BF16,
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_bf16},
     {.name = "wgmma_tf32",
-     .what = "11 on fp32 data, wgmma.m64nNk8 in TF32",
+     .what = "12 or 11 on fp32 data in TF32 (wgmma.m64nNk8 in 11)",
      .dtype = DTYPE_TF32,
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
