@@ -9,9 +9,10 @@
  * Where C*R*S <= 32 this kernel takes the whole K in one tile instead:
  *   - the weights (64 channels x 32 of k) are loaded once per block, which then walks
  *     the layer's pixel tiles (persistent blocks, several per SM);
- *   - a tile's A, 128 pixels x 32 values, is gathered element by element through a table
- *     of where each k lies (tap row, tap column, channel), zero outside the image and
- *     past k = 27, into a swizzled tile that ldmatrix reads as in step 3;
+ *   - a tile is 128 neighbouring pixels of one image row; the R input rows under them
+ *     (with the zeros outside the image) are copied into shared memory, contiguous
+ *     stretches of NHWC, and A, 128 pixels x 32 values, is gathered from there through a
+ *     table of where each k lies, into a swizzled tile that ldmatrix reads as in step 3;
  *   - one stage of step 4's mma.sync warps multiplies it (2 or 4 k-steps);
  *   - the tile's output goes through shared memory and leaves as whole 16-byte chunks,
  *     128 pixels x 64 channels one contiguous span of NHWC.
@@ -27,6 +28,7 @@
 #include "wgmma_steps.h"
 
 #define FEW_K 32        /* the GEMM's depth this kernel takes, zero-padded */
+#define FEW_MAX_ROWS 4096 /* elements of the input rows under a tile: R * (128 + S - 1) * C */
 #define STAGE_PAD 16    /* bytes after each staged output row: rows start 4 banks apart */
 #define FEW_BLOCKS_PER_SM 4
 
@@ -35,37 +37,35 @@ template <typename Op>
 using few_tiling = tiling<128, 64, 4, 2, FEW_K * sizeof(typename Op::elem) / CHUNK_BYTES, 1,
                           FEW_BLOCKS_PER_SM>;
 
+/* Shared memory: B, then A and the input rows under the tile, and the tile's output,
+ * staged over A and the rows once the mma have read them. */
 template <typename Op> struct few_layout {
     typedef few_tiling<Op> T;
     static constexpr int B_BYTES = T::BN * T::CHUNKS * CHUNK_BYTES;
     static constexpr int A_BYTES = T::BM * T::CHUNKS * CHUNK_BYTES;
+    static constexpr int ROWS_BYTES = FEW_MAX_ROWS * sizeof(typename Op::elem);
     static constexpr int STAGE_ROW = T::BN * sizeof(typename Op::out) + STAGE_PAD;
     static constexpr int STAGE_BYTES = T::BM * STAGE_ROW;
-    /* B, then A; the staged output reuses A's bytes once the mma have read them. */
-    static constexpr int SMEM_BYTES = B_BYTES + (A_BYTES > STAGE_BYTES ? A_BYTES : STAGE_BYTES);
+    static constexpr int SMEM_BYTES =
+        B_BYTES + (A_BYTES + ROWS_BYTES > STAGE_BYTES ? A_BYTES + ROWS_BYTES : STAGE_BYTES);
 };
 
+/* C*R*S <= 32 bounds the rows under a tile: R * C <= 32 / S, so R * (128 + S - 1) * C
+ * is at most 4096 (S = 1, C = 32). */
 static bool few_channels(const struct conv_shape *s)
 {
     return s->cin * s->ksize * s->ksize <= FEW_K;
 }
 
-/* Where each k of the GEMM lies: tap row and column as offsets from the output pixel,
- * and the element offset in the NHWC input. k past C*R*S gets a row offset no pixel
- * can reach, so it reads as zero. */
-struct k_table {
-    int dy[FEW_K], dx[FEW_K], offset[FEW_K];
-};
-
-static __device__ void fill_k_table(k_table *t, const struct conv_shape &s)
+/* Where the tile's rows hold each k of pixel 0's A row (tap row r, column s, channel c
+ * at (r * TW + s) * C + c, TW = 128 + S - 1 pixels a row): pixel i's is i * C further on.
+ * k past C*R*S is -1, which reads as zero. */
+template <typename T> static __device__ void fill_k_table(int *offset, const struct conv_shape &s)
 {
-    const int depth = s.cin * s.ksize * s.ksize, radius = s.ksize / 2;
-    for (int k = threadIdx.x; k < FEW_K; k += blockDim.x) {
+    const int depth = s.cin * s.ksize * s.ksize, row = T::BM + s.ksize - 1;
+    for (int k = threadIdx.x; k < FEW_K; k += T::THREADS) {
         const int tap = k / s.cin, c = k % s.cin;
-        const int dy = tap / s.ksize - radius, dx = tap % s.ksize - radius;
-        t->dy[k] = k < depth ? dy : -(1 << 30);
-        t->dx[k] = dx;
-        t->offset[k] = k < depth ? (dy * s.w + dx) * s.cin + c : 0;
+        offset[k] = k < depth ? (tap / s.ksize * row + tap % s.ksize) * s.cin + c : -1;
     }
 }
 
@@ -86,20 +86,34 @@ static __device__ void load_weights(uint4 *b_tile, const Raw *weights, const str
 }
 
 /* [page: few-gather] */
-/* A for pixels p0..: thread t fills chunks of row t % BM, the first or the second half
- * of its k. A warp's lanes are 32 neighbouring pixels, so each of its loads reads one
- * short stretch of a row of the image, which the taps around it read again from L1. */
+/* The R input rows under pixels x0..x0+127 of row y of image n, from R/2 pixels left of
+ * x0 to S/2 right of the last: each a contiguous stretch of NHWC, zero outside the image. */
 template <typename T, typename Raw>
-static __device__ void gather_pixels(uint4 *a_tile, const Raw *input, const k_table &t,
-                                     const struct conv_shape &s, int p0)
+static __device__ void load_rows(Raw *rows, const Raw *input, const struct conv_shape &s, int n,
+                                 int y, int x0)
+{
+    const int radius = s.ksize / 2, length = (T::BM + s.ksize - 1) * s.cin;
+    const int first = max(0, radius - x0) * s.cin, last = (s.w - x0 + radius) * s.cin;
+    for (int r = 0; r < s.ksize; r++) {
+        const int yy = y + r - radius;
+        const bool row_inside = (unsigned)yy < (unsigned)s.h;
+        const long long start = ((long long)(n * s.h + yy) * s.w + x0 - radius) * s.cin;
+        for (int i = threadIdx.x; i < length; i += T::THREADS)
+            rows[r * length + i] =
+                row_inside && i >= first && i < last ? __ldg(input + start + i) : Raw(0);
+    }
+}
+
+/* A from the rows: thread t fills chunks of A's row t % BM (pixel x0 + t % BM), the first
+ * or the second half of its k, each value one shared-memory load at the table's offset. */
+template <typename T, typename Raw>
+static __device__ void gather_pixels(uint4 *a_tile, const Raw *rows, const int *offset,
+                                     const struct conv_shape &s)
 {
     constexpr int E = CHUNK_BYTES / sizeof(Raw), HALF = T::CHUNKS / 2;
     static_assert(T::THREADS == 2 * T::BM, "two threads per pixel");
     const int row = threadIdx.x % T::BM, first_chunk = threadIdx.x / T::BM * HALF;
-    const int p = p0 + row;
-    const bool real = p < s.n * s.h * s.w;
-    const int y = real ? p / s.w % s.h : -(1 << 30), x = p % s.w;
-    const Raw *pixel = input + (size_t)p * s.cin;
+    const Raw *pixel = rows + row * s.cin;
 #pragma unroll
     for (int q = 0; q < HALF; q++) {
         union {
@@ -108,10 +122,8 @@ static __device__ void gather_pixels(uint4 *a_tile, const Raw *input, const k_ta
         } u;
 #pragma unroll
         for (int e = 0; e < E; e++) {
-            const int k = (first_chunk + q) * E + e;
-            const bool inside =
-                (unsigned)(y + t.dy[k]) < (unsigned)s.h && (unsigned)(x + t.dx[k]) < (unsigned)s.w;
-            u.value[e] = inside ? __ldg(pixel + t.offset[k]) : Raw(0);
+            const int at = offset[(first_chunk + q) * E + e];
+            u.value[e] = at >= 0 ? pixel[at] : Raw(0);
         }
         a_tile[tile_chunk<T::CHUNKS, true>(row, first_chunk + q)] = u.chunk;
     }
@@ -145,36 +157,39 @@ static __device__ void stage_warp_tile(const float (&acc)[MT][NT][4], char *stag
 }
 
 /* [page: few-store] */
-/* The staged tile to the output: each row is the pixel's channels j0.. (contiguous in
- * NHWC), and with cout = BN the tile's rows are one contiguous span, so a warp's 32
- * chunks are 512 neighbouring bytes. Element by element where a row is not whole chunks. */
+/* The staged tile to the output, pixels p0..p0+count-1: each row is the pixel's channels
+ * j0.. (contiguous in NHWC), and with cout = BN the tile's rows are one contiguous span,
+ * so a warp's 32 chunks are 512 neighbouring bytes. Element by element where a row is not
+ * whole chunks. */
 template <typename Op>
 static __device__ void store_tile(const char *stage, typename Op::out *output,
-                                  const struct conv_shape &s, int p0, int j0, bool chunks)
+                                  const struct conv_shape &s, size_t p0, int count, int j0,
+                                  bool chunks)
 {
     typedef few_layout<Op> L;
     typedef typename Op::out Out;
     constexpr int E = CHUNK_BYTES / sizeof(Out), ROW_CHUNKS = L::T::BN / E;
-    const int pixels = s.n * s.h * s.w, width = min(L::T::BN, s.cout - j0);
+    const int width = min(L::T::BN, s.cout - j0);
     if (chunks) {
         for (int i = threadIdx.x; i < L::T::BM * ROW_CHUNKS; i += L::T::THREADS) {
             const int row = i / ROW_CHUNKS, c = i % ROW_CHUNKS;
-            if (p0 + row < pixels && c * E < width)
-                *reinterpret_cast<uint4 *>(output + (size_t)(p0 + row) * s.cout + j0 + c * E) =
+            if (row < count && c * E < width)
+                *reinterpret_cast<uint4 *>(output + (p0 + row) * s.cout + j0 + c * E) =
                     *reinterpret_cast<const uint4 *>(stage + row * L::STAGE_ROW + c * CHUNK_BYTES);
         }
         return;
     }
     for (int i = threadIdx.x; i < L::T::BM * L::T::BN; i += L::T::THREADS) {
         const int row = i / L::T::BN, c = i % L::T::BN;
-        if (p0 + row < pixels && c < width)
-            output[(size_t)(p0 + row) * s.cout + j0 + c] =
+        if (row < count && c < width)
+            output[(p0 + row) * s.cout + j0 + c] =
                 reinterpret_cast<const Out *>(stage + row * L::STAGE_ROW)[c];
     }
 }
 /* [/page: few-store] */
 
-/* Blocks (x) walk the pixel tiles for output channels blockIdx.y * BN... */
+/* Blocks (x) walk the tiles of 128 pixels along each image row, for output channels
+ * blockIdx.y * BN... */
 /* [page: few-kernel] */
 template <typename Op>
 __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
@@ -187,20 +202,26 @@ __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
     typedef typename L::T T;
     typedef raw_bits<typename Op::elem> Raw;
     extern __shared__ uint4 smem[];
-    __shared__ k_table table;
+    __shared__ int offset[FEW_K];
     uint4 *b_tile = smem, *a_tile = smem + L::B_BYTES / CHUNK_BYTES;
+    Raw *rows = reinterpret_cast<Raw *>(a_tile + L::A_BYTES / CHUNK_BYTES);
     char *stage = reinterpret_cast<char *>(a_tile);
 
     const int warp = threadIdx.x / 32;
     const int wm = warp / T::WARPS_N * T::WM, wn = warp % T::WARPS_N * T::WN;
-    const int j0 = blockIdx.y * T::BN, tiles = ceil_div(s.n * s.h * s.w, T::BM);
-    fill_k_table(&table, s);
+    const int j0 = blockIdx.y * T::BN, along_row = ceil_div(s.w, T::BM);
+    const long long tiles = (long long)s.n * s.h * along_row;
+    fill_k_table<T>(offset, s);
     load_weights<T>(b_tile, reinterpret_cast<const Raw *>(weights), s, j0);
 
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int p0 = tile * T::BM;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const long long image_row = tile / along_row; /* n * H + y */
+        const int x0 = (int)(tile % along_row) * T::BM;
         __syncthreads(); /* the table and weights are in; the last tile's stage is out */
-        gather_pixels<T>(a_tile, reinterpret_cast<const Raw *>(input), table, s, p0);
+        load_rows<T>(rows, reinterpret_cast<const Raw *>(input), s, (int)(image_row / s.h),
+                     (int)(image_row % s.h), x0);
+        __syncthreads();
+        gather_pixels<T>(a_tile, rows, offset, s);
         __syncthreads();
         typename Op::template accumulators<T::MT, T::NT> acc;
         multiply_stage<T, ldmatrix_fragments>(acc, a_tile, b_tile, wm, wn);
@@ -208,14 +229,14 @@ __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
         __syncthreads(); /* every warp has read A: its bytes become the stage */
         stage_warp_tile<Op>(acc.sum, stage, bias, s, wm, wn, j0);
         __syncthreads();
-        store_tile<Op>(stage, output, s, p0, j0, chunked_output);
+        store_tile<Op>(stage, output, s, (size_t)image_row * s.w + x0, min(T::BM, s.w - x0), j0,
+                       chunked_output);
     }
 }
 /* [/page: few-kernel] */
 
-/* As many blocks as fit on the GPU at once, or one per pixel tile where there are
- * fewer; one row of blocks per 64 output channels (at most 1024 of them: --cout stops at
- * 65536). */
+/* As many blocks as fit on the GPU at once, or one per tile where there are fewer; one
+ * row of blocks per 64 output channels (at most 1024 of them: --cout stops at 65536). */
 template <typename Op> static void launch_few_channels(const struct conv_args *a)
 {
     typedef few_layout<Op> L;
@@ -230,11 +251,11 @@ template <typename Op> static void launch_few_channels(const struct conv_args *a
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, L::T::THREADS,
                                                              L::SMEM_BYTES));
     const int channel_tiles = ceil_div(s->cout, L::T::BN);
-    const int pixel_tiles = ceil_div(s->n * s->h * s->w, L::T::BM);
+    const long long tiles = (long long)s->n * s->h * ceil_div(s->w, L::T::BM);
     const int resident = max(1, sms * per_sm / channel_tiles);
     const bool chunked = s->cout * sizeof(Out) % CHUNK_BYTES == 0 &&
                          (uintptr_t)a->output % CHUNK_BYTES == 0;
-    const dim3 grid(min(pixel_tiles, resident), channel_tiles);
+    const dim3 grid((unsigned)(tiles < resident ? tiles : resident), channel_tiles);
     kernel<<<grid, L::T::THREADS, L::SMEM_BYTES, a->stream>>>(
         static_cast<const typename Op::elem *>(a->input),
         static_cast<const typename Op::elem *>(a->weights), a->bias, static_cast<Out *>(a->output),
