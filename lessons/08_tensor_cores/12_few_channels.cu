@@ -13,9 +13,8 @@
  *     (with the zeros outside the image) are copied into shared memory, contiguous
  *     stretches of NHWC, and A, 128 pixels x 32 values, is gathered from there through a
  *     table of where each k lies, into a swizzled tile that ldmatrix reads as in step 3;
- *   - one stage of step 4's mma.sync warps multiplies it (2 or 4 k-steps);
- *   - the tile's output goes through shared memory and leaves as whole 16-byte chunks,
- *     128 pixels x 64 channels one contiguous span of NHWC.
+ *   - one stage of step 4's mma.sync warps multiplies it (2 or 4 k-steps), and stores it
+ *     as step 4 does.
  * It needs mma.sync alone (an A100 runs it): on this layer the instruction does not
  * matter. The final variants take it where C*R*S <= 32 and step 11 elsewhere.
  *
@@ -29,7 +28,6 @@
 
 #define FEW_K 32        /* the GEMM's depth this kernel takes, zero-padded */
 #define FEW_MAX_ROWS 4096 /* elements of the input rows under a tile: R * (128 + S - 1) * C */
-#define STAGE_PAD 16    /* bytes after each staged output row: rows start 4 banks apart */
 #define FEW_BLOCKS_PER_SM 4
 
 /* 128 pixels x 64 channels, 4 x 2 warps of 32 x 32, one tile of FEW_K. */
@@ -37,24 +35,20 @@ template <typename Op>
 using few_tiling = tiling<128, 64, 4, 2, FEW_K * sizeof(typename Op::elem) / CHUNK_BYTES, 1,
                           FEW_BLOCKS_PER_SM>;
 
-/* Shared memory: B, then A and the input rows under the tile, and the tile's output,
- * staged over A and the rows once the mma have read them. */
+/* Shared memory: B, A, and the input rows under the tile. */
 template <typename Op> struct few_layout {
     typedef few_tiling<Op> T;
     static constexpr int B_BYTES = T::BN * T::CHUNKS * CHUNK_BYTES;
     static constexpr int A_BYTES = T::BM * T::CHUNKS * CHUNK_BYTES;
     static constexpr int ROWS_BYTES = FEW_MAX_ROWS * sizeof(typename Op::elem);
-    static constexpr int STAGE_ROW = T::BN * sizeof(typename Op::out) + STAGE_PAD;
-    static constexpr int STAGE_BYTES = T::BM * STAGE_ROW;
-    static constexpr int SMEM_BYTES =
-        B_BYTES + (A_BYTES + ROWS_BYTES > STAGE_BYTES ? A_BYTES + ROWS_BYTES : STAGE_BYTES);
+    static constexpr int SMEM_BYTES = B_BYTES + A_BYTES + ROWS_BYTES;
 };
 
 /* C*R*S <= 32 bounds the rows under a tile: R * C <= 32 / S, so R * (128 + S - 1) * C
- * is at most 4096 (S = 1, C = 32). */
+ * is at most 4096 (S = 1, C = 32). Pixels are counted in an int. */
 static bool few_channels(const struct conv_shape *s)
 {
-    return s->cin * s->ksize * s->ksize <= FEW_K;
+    return s->cin * s->ksize * s->ksize <= FEW_K && (long long)s->n * s->h * s->w <= INT_MAX;
 }
 
 /* Where the tile's rows hold each k of pixel 0's A row (tap row r, column s, channel c
@@ -130,64 +124,6 @@ static __device__ void gather_pixels(uint4 *a_tile, const Raw *rows, const int *
 }
 /* [/page: few-gather] */
 
-/* The warp's accumulators plus the bias, in the output's type, into the staged tile. */
-template <typename Op, int MT, int NT>
-static __device__ void stage_warp_tile(const float (&acc)[MT][NT][4], char *stage,
-                                       const float *bias, const struct conv_shape &s, int wm,
-                                       int wn, int j0)
-{
-    typedef few_layout<Op> L;
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int j = 0; j < NT; j++) {
-        const int col = wn + j * 8 + lane % 4 * 2, ch = j0 + col;
-        const float b0 = bias && ch < s.cout ? bias[ch] : 0.0f;
-        const float b1 = bias && ch + 1 < s.cout ? bias[ch + 1] : 0.0f;
-#pragma unroll
-        for (int i = 0; i < MT; i++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int row = wm + i * 16 + lane / 4 + half * 8;
-                typename Op::out *dst = reinterpret_cast<typename Op::out *>(
-                                            stage + row * L::STAGE_ROW) +
-                                        col;
-                store_pair(dst, acc[i][j][2 * half] + b0, acc[i][j][2 * half + 1] + b1, true);
-            }
-    }
-}
-
-/* [page: few-store] */
-/* The staged tile to the output, pixels p0..p0+count-1: each row is the pixel's channels
- * j0.. (contiguous in NHWC), and with cout = BN the tile's rows are one contiguous span,
- * so a warp's 32 chunks are 512 neighbouring bytes. Element by element where a row is not
- * whole chunks. */
-template <typename Op>
-static __device__ void store_tile(const char *stage, typename Op::out *output,
-                                  const struct conv_shape &s, size_t p0, int count, int j0,
-                                  bool chunks)
-{
-    typedef few_layout<Op> L;
-    typedef typename Op::out Out;
-    constexpr int E = CHUNK_BYTES / sizeof(Out), ROW_CHUNKS = L::T::BN / E;
-    const int width = min(L::T::BN, s.cout - j0);
-    if (chunks) {
-        for (int i = threadIdx.x; i < L::T::BM * ROW_CHUNKS; i += L::T::THREADS) {
-            const int row = i / ROW_CHUNKS, c = i % ROW_CHUNKS;
-            if (row < count && c * E < width)
-                *reinterpret_cast<uint4 *>(output + (p0 + row) * s.cout + j0 + c * E) =
-                    *reinterpret_cast<const uint4 *>(stage + row * L::STAGE_ROW + c * CHUNK_BYTES);
-        }
-        return;
-    }
-    for (int i = threadIdx.x; i < L::T::BM * L::T::BN; i += L::T::THREADS) {
-        const int row = i / L::T::BN, c = i % L::T::BN;
-        if (row < count && c < width)
-            output[(p0 + row) * s.cout + j0 + c] =
-                reinterpret_cast<const Out *>(stage + row * L::STAGE_ROW)[c];
-    }
-}
-/* [/page: few-store] */
-
 /* Blocks (x) walk the tiles of 128 pixels along each image row, for output channels
  * blockIdx.y * BN... */
 /* [page: few-kernel] */
@@ -196,7 +132,7 @@ __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
     conv2d_few_channels(const typename Op::elem *__restrict__ input,
                         const typename Op::elem *__restrict__ weights,
                         const float *__restrict__ bias, typename Op::out *__restrict__ output,
-                        struct conv_shape s, bool chunked_output)
+                        struct conv_shape s)
 {
     typedef few_layout<Op> L;
     typedef typename L::T T;
@@ -205,32 +141,28 @@ __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
     __shared__ int offset[FEW_K];
     uint4 *b_tile = smem, *a_tile = smem + L::B_BYTES / CHUNK_BYTES;
     Raw *rows = reinterpret_cast<Raw *>(a_tile + L::A_BYTES / CHUNK_BYTES);
-    char *stage = reinterpret_cast<char *>(a_tile);
 
     const int warp = threadIdx.x / 32;
     const int wm = warp / T::WARPS_N * T::WM, wn = warp % T::WARPS_N * T::WN;
     const int j0 = blockIdx.y * T::BN, along_row = ceil_div(s.w, T::BM);
-    const long long tiles = (long long)s.n * s.h * along_row;
+    const int tiles = s.n * s.h * along_row;
     fill_k_table<T>(offset, s);
     load_weights<T>(b_tile, reinterpret_cast<const Raw *>(weights), s, j0);
 
-    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const long long image_row = tile / along_row; /* n * H + y */
-        const int x0 = (int)(tile % along_row) * T::BM;
-        __syncthreads(); /* the table and weights are in; the last tile's stage is out */
-        load_rows<T>(rows, reinterpret_cast<const Raw *>(input), s, (int)(image_row / s.h),
-                     (int)(image_row % s.h), x0);
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int image_row = tile / along_row; /* n * H + y */
+        const int x0 = tile % along_row * T::BM;
+        __syncthreads(); /* the table and weights are in; the last tile's A is read */
+        load_rows<T>(rows, reinterpret_cast<const Raw *>(input), s, image_row / s.h,
+                     image_row % s.h, x0);
         __syncthreads();
         gather_pixels<T>(a_tile, rows, offset, s);
         __syncthreads();
         typename Op::template accumulators<T::MT, T::NT> acc;
         multiply_stage<T, ldmatrix_fragments>(acc, a_tile, b_tile, wm, wn);
         acc.finish();
-        __syncthreads(); /* every warp has read A: its bytes become the stage */
-        stage_warp_tile<Op>(acc.sum, stage, bias, s, wm, wn, j0);
-        __syncthreads();
-        store_tile<Op>(stage, output, s, (size_t)image_row * s.w + x0, min(T::BM, s.w - x0), j0,
-                       chunked_output);
+        const int p0 = image_row * s.w + x0;
+        store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn, p0 + min(T::BM, s.w - x0));
     }
 }
 /* [/page: few-kernel] */
@@ -251,21 +183,19 @@ template <typename Op> static void launch_few_channels(const struct conv_args *a
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, L::T::THREADS,
                                                              L::SMEM_BYTES));
     const int channel_tiles = ceil_div(s->cout, L::T::BN);
-    const long long tiles = (long long)s->n * s->h * ceil_div(s->w, L::T::BM);
+    const int tiles = s->n * s->h * ceil_div(s->w, L::T::BM);
     const int resident = max(1, sms * per_sm / channel_tiles);
-    const bool chunked = s->cout * sizeof(Out) % CHUNK_BYTES == 0 &&
-                         (uintptr_t)a->output % CHUNK_BYTES == 0;
-    const dim3 grid((unsigned)(tiles < resident ? tiles : resident), channel_tiles);
+    const dim3 grid(min(tiles, resident), channel_tiles);
     kernel<<<grid, L::T::THREADS, L::SMEM_BYTES, a->stream>>>(
         static_cast<const typename Op::elem *>(a->input),
         static_cast<const typename Op::elem *>(a->weights), a->bias, static_cast<Out *>(a->output),
-        *s, chunked);
+        *s);
     CUDA_CHECK_LAUNCH();
 }
 
 extern "C" const char *few_channels_unsupported(const struct conv_shape *s)
 {
-    return few_channels(s) ? NULL : "takes C*R*S <= 32 (a first layer)";
+    return few_channels(s) ? NULL : "takes C*R*S <= 32 (a first layer) and < 2^31 pixels";
 }
 
 extern "C" void launch_conv2d_few_channels_fp16(const struct conv_args *a)
