@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
     }
     /* [/page: ring-loop] */
     acc.finish();
-    store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn, s.n * s.h * s.w);
+    store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn);
 }
 
 template <typename Op, typename T> static void launch_tiling(const struct conv_args *a)

@@ -9,12 +9,12 @@
  * Where C*R*S <= 32 this kernel takes the whole K in one tile instead:
  *   - the weights (64 channels x 32 of k) are loaded once per block, which then walks
  *     the layer's pixel tiles (persistent blocks, several per SM);
- *   - a tile is 128 neighbouring pixels of one image row; the R input rows under them
- *     (with the zeros outside the image) are copied into shared memory, contiguous
- *     stretches of NHWC, and A, 128 pixels x 32 values, is gathered from there through a
- *     table of where each k lies, into a swizzled tile that ldmatrix reads as in step 3;
- *   - one stage of step 4's mma.sync warps multiplies it (2 or 4 k-steps), and stores it
- *     as step 4 does.
+ *   - a tile's A, 128 pixels x 32 values, is gathered element by element through a table
+ *     of where each k lies (tap row, tap column, channel), zero outside the image and
+ *     past k = 27, into a swizzled tile that ldmatrix reads as in step 3;
+ *   - one stage of step 4's mma.sync warps multiplies it (2 or 4 k-steps);
+ *   - the tile's output goes through shared memory and leaves as whole 16-byte chunks,
+ *     128 pixels x 64 channels one contiguous span of NHWC.
  * It needs mma.sync alone (an A100 runs it): on this layer the instruction does not
  * matter. The final variants take it where C*R*S <= 32 and step 11 elsewhere.
  *
@@ -27,7 +27,7 @@
 #include "wgmma_steps.h"
 
 #define FEW_K 32        /* the GEMM's depth this kernel takes, zero-padded */
-#define FEW_MAX_ROWS 4096 /* elements of the input rows under a tile: R * (128 + S - 1) * C */
+#define STAGE_PAD 16    /* bytes after each staged output row: rows start 4 banks apart */
 #define FEW_BLOCKS_PER_SM 4
 
 /* 128 pixels x 64 channels, 4 x 2 warps of 32 x 32, one tile of FEW_K. */
@@ -35,32 +35,59 @@ template <typename Op>
 using few_tiling = tiling<128, 64, 4, 2, FEW_K * sizeof(typename Op::elem) / CHUNK_BYTES, 1,
                           FEW_BLOCKS_PER_SM>;
 
-/* Shared memory: B, A, and the input rows under the tile. */
 template <typename Op> struct few_layout {
     typedef few_tiling<Op> T;
     static constexpr int B_BYTES = T::BN * T::CHUNKS * CHUNK_BYTES;
     static constexpr int A_BYTES = T::BM * T::CHUNKS * CHUNK_BYTES;
-    static constexpr int ROWS_BYTES = FEW_MAX_ROWS * sizeof(typename Op::elem);
-    static constexpr int SMEM_BYTES = B_BYTES + A_BYTES + ROWS_BYTES;
+    static constexpr int STAGE_ROW = T::BN * sizeof(typename Op::out) + STAGE_PAD;
+    static constexpr int STAGE_BYTES = T::BM * STAGE_ROW;
+    /* B, then A; the staged output reuses A's bytes once the mma have read them. */
+    static constexpr int SMEM_BYTES = B_BYTES + (A_BYTES > STAGE_BYTES ? A_BYTES : STAGE_BYTES);
 };
 
-/* C*R*S <= 32 bounds the rows under a tile: R * C <= 32 / S, so R * (128 + S - 1) * C
- * is at most 4096 (S = 1, C = 32). Pixels are counted in an int. */
+/* Pixels are counted in an int. */
 static bool few_channels(const struct conv_shape *s)
 {
     return s->cin * s->ksize * s->ksize <= FEW_K && (long long)s->n * s->h * s->w <= INT_MAX;
 }
 
-/* Where the tile's rows hold each k of pixel 0's A row (tap row r, column s, channel c
- * at (r * TW + s) * C + c, TW = 128 + S - 1 pixels a row): pixel i's is i * C further on.
- * k past C*R*S is -1, which reads as zero. */
-template <typename T> static __device__ void fill_k_table(int *offset, const struct conv_shape &s)
+/* Where each k of the GEMM lies: tap row and column as offsets from the output pixel,
+ * and the element offset in the NHWC input, one 16-byte entry (one load). k past C*R*S
+ * gets a row offset no pixel can reach, so it reads as zero. */
+struct k_place {
+    int dy, dx, offset, unused;
+};
+
+static __device__ void fill_k_table(k_place *t, const struct conv_shape &s)
 {
-    const int depth = s.cin * s.ksize * s.ksize, row = T::BM + s.ksize - 1;
-    for (int k = threadIdx.x; k < FEW_K; k += T::THREADS) {
+    const int depth = s.cin * s.ksize * s.ksize, radius = s.ksize / 2;
+    for (int k = threadIdx.x; k < FEW_K; k += blockDim.x) {
         const int tap = k / s.cin, c = k % s.cin;
-        offset[k] = k < depth ? (tap / s.ksize * row + tap % s.ksize) * s.cin + c : -1;
+        const int dy = tap / s.ksize - radius, dx = tap % s.ksize - radius;
+        t[k] = {k < depth ? dy : -(1 << 30), dx, k < depth ? (dy * s.w + dx) * s.cin + c : 0, 0};
     }
+}
+
+/* *p where inside, else zero, by a predicated load: no branch, and every lane's load
+ * issues before any is waited for. */
+static __device__ __forceinline__ uint16_t load_or_zero(const uint16_t *p, bool inside)
+{
+    uint16_t v;
+    asm volatile("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b16 %0, 0;\n"
+                 " @q ld.global.nc.b16 %0, [%1];\n}\n"
+                 : "=h"(v)
+                 : "l"(p), "r"((int)inside));
+    return v;
+}
+
+static __device__ __forceinline__ uint32_t load_or_zero(const uint32_t *p, bool inside)
+{
+    uint32_t v;
+    asm volatile("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b32 %0, 0;\n"
+                 " @q ld.global.nc.b32 %0, [%1];\n}\n"
+                 : "=r"(v)
+                 : "l"(p), "r"((int)inside));
+    return v;
 }
 
 /* B^T: row j of the tile is output channel j0 + j, its FEW_K values of k in KRSC order,
@@ -80,34 +107,20 @@ static __device__ void load_weights(uint4 *b_tile, const Raw *weights, const str
 }
 
 /* [page: few-gather] */
-/* The R input rows under pixels x0..x0+127 of row y of image n, from R/2 pixels left of
- * x0 to S/2 right of the last: each a contiguous stretch of NHWC, zero outside the image. */
+/* A for pixels p0..: thread t fills chunks of row t % BM, the first or the second half
+ * of its k. A warp's lanes are 32 neighbouring pixels, so each of its loads reads one
+ * short stretch of a row of the image, which the taps around it read again from L1. */
 template <typename T, typename Raw>
-static __device__ void load_rows(Raw *rows, const Raw *input, const struct conv_shape &s, int n,
-                                 int y, int x0)
-{
-    const int radius = s.ksize / 2, length = (T::BM + s.ksize - 1) * s.cin;
-    const int first = max(0, radius - x0) * s.cin, last = (s.w - x0 + radius) * s.cin;
-    for (int r = 0; r < s.ksize; r++) {
-        const int yy = y + r - radius;
-        const bool row_inside = (unsigned)yy < (unsigned)s.h;
-        const long long start = ((long long)(n * s.h + yy) * s.w + x0 - radius) * s.cin;
-        for (int i = threadIdx.x; i < length; i += T::THREADS)
-            rows[r * length + i] =
-                row_inside && i >= first && i < last ? __ldg(input + start + i) : Raw(0);
-    }
-}
-
-/* A from the rows: thread t fills chunks of A's row t % BM (pixel x0 + t % BM), the first
- * or the second half of its k, each value one shared-memory load at the table's offset. */
-template <typename T, typename Raw>
-static __device__ void gather_pixels(uint4 *a_tile, const Raw *rows, const int *offset,
-                                     const struct conv_shape &s)
+static __device__ void gather_pixels(uint4 *a_tile, const Raw *input, const k_place *t,
+                                     const struct conv_shape &s, int p0)
 {
     constexpr int E = CHUNK_BYTES / sizeof(Raw), HALF = T::CHUNKS / 2;
     static_assert(T::THREADS == 2 * T::BM, "two threads per pixel");
     const int row = threadIdx.x % T::BM, first_chunk = threadIdx.x / T::BM * HALF;
-    const Raw *pixel = rows + row * s.cin;
+    const int p = p0 + row;
+    const bool real = p < s.n * s.h * s.w;
+    const int y = real ? p / s.w % s.h : -(1 << 30), x = p % s.w;
+    const Raw *pixel = input + (size_t)p * s.cin;
 #pragma unroll
     for (int q = 0; q < HALF; q++) {
         union {
@@ -116,59 +129,114 @@ static __device__ void gather_pixels(uint4 *a_tile, const Raw *rows, const int *
         } u;
 #pragma unroll
         for (int e = 0; e < E; e++) {
-            const int at = offset[(first_chunk + q) * E + e];
-            u.value[e] = at >= 0 ? pixel[at] : Raw(0);
+            const k_place at = t[(first_chunk + q) * E + e];
+            const bool inside =
+                (unsigned)(y + at.dy) < (unsigned)s.h && (unsigned)(x + at.dx) < (unsigned)s.w;
+            u.value[e] = load_or_zero(pixel + at.offset, inside);
         }
         a_tile[tile_chunk<T::CHUNKS, true>(row, first_chunk + q)] = u.chunk;
     }
 }
 /* [/page: few-gather] */
 
-/* Blocks (x) walk the tiles of 128 pixels along each image row, for output channels
- * blockIdx.y * BN... */
+/* The warp's accumulators plus the bias, in the output's type, into the staged tile. */
+template <typename Op, int MT, int NT>
+static __device__ void stage_warp_tile(const float (&acc)[MT][NT][4], char *stage,
+                                       const float *bias, const struct conv_shape &s, int wm,
+                                       int wn, int j0)
+{
+    typedef few_layout<Op> L;
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        const int col = wn + j * 8 + lane % 4 * 2, ch = j0 + col;
+        const float b0 = bias && ch < s.cout ? bias[ch] : 0.0f;
+        const float b1 = bias && ch + 1 < s.cout ? bias[ch + 1] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int row = wm + i * 16 + lane / 4 + half * 8;
+                typename Op::out *dst = reinterpret_cast<typename Op::out *>(
+                                            stage + row * L::STAGE_ROW) +
+                                        col;
+                store_pair(dst, acc[i][j][2 * half] + b0, acc[i][j][2 * half + 1] + b1, true);
+            }
+    }
+}
+
+/* [page: few-store] */
+/* The staged tile to the output: each row is the pixel's channels j0.. (contiguous in
+ * NHWC), and with cout = BN the tile's rows are one contiguous span, so a warp's 32
+ * chunks are 512 neighbouring bytes. Element by element where a row is not whole chunks. */
+template <typename Op>
+static __device__ void store_tile(const char *stage, typename Op::out *output,
+                                  const struct conv_shape &s, int p0, int j0, bool chunks)
+{
+    typedef few_layout<Op> L;
+    typedef typename Op::out Out;
+    constexpr int E = CHUNK_BYTES / sizeof(Out), ROW_CHUNKS = L::T::BN / E;
+    const int pixels = s.n * s.h * s.w, width = min(L::T::BN, s.cout - j0);
+    if (chunks) {
+        for (int i = threadIdx.x; i < L::T::BM * ROW_CHUNKS; i += L::T::THREADS) {
+            const int row = i / ROW_CHUNKS, c = i % ROW_CHUNKS;
+            if (p0 + row < pixels && c * E < width)
+                *reinterpret_cast<uint4 *>(output + (size_t)(p0 + row) * s.cout + j0 + c * E) =
+                    *reinterpret_cast<const uint4 *>(stage + row * L::STAGE_ROW + c * CHUNK_BYTES);
+        }
+        return;
+    }
+    for (int i = threadIdx.x; i < L::T::BM * L::T::BN; i += L::T::THREADS) {
+        const int row = i / L::T::BN, c = i % L::T::BN;
+        if (p0 + row < pixels && c < width)
+            output[(size_t)(p0 + row) * s.cout + j0 + c] =
+                reinterpret_cast<const Out *>(stage + row * L::STAGE_ROW)[c];
+    }
+}
+/* [/page: few-store] */
+
+/* Blocks (x) walk the pixel tiles for output channels blockIdx.y * BN... */
 /* [page: few-kernel] */
 template <typename Op>
 __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
     conv2d_few_channels(const typename Op::elem *__restrict__ input,
                         const typename Op::elem *__restrict__ weights,
                         const float *__restrict__ bias, typename Op::out *__restrict__ output,
-                        struct conv_shape s)
+                        struct conv_shape s, bool chunked_output)
 {
     typedef few_layout<Op> L;
     typedef typename L::T T;
     typedef raw_bits<typename Op::elem> Raw;
     extern __shared__ uint4 smem[];
-    __shared__ int offset[FEW_K];
+    __shared__ k_place table[FEW_K];
     uint4 *b_tile = smem, *a_tile = smem + L::B_BYTES / CHUNK_BYTES;
-    Raw *rows = reinterpret_cast<Raw *>(a_tile + L::A_BYTES / CHUNK_BYTES);
+    char *stage = reinterpret_cast<char *>(a_tile);
 
     const int warp = threadIdx.x / 32;
     const int wm = warp / T::WARPS_N * T::WM, wn = warp % T::WARPS_N * T::WN;
-    const int j0 = blockIdx.y * T::BN, along_row = ceil_div(s.w, T::BM);
-    const int tiles = s.n * s.h * along_row;
-    fill_k_table<T>(offset, s);
+    const int j0 = blockIdx.y * T::BN, tiles = ceil_div(s.n * s.h * s.w, T::BM);
+    fill_k_table(table, s);
     load_weights<T>(b_tile, reinterpret_cast<const Raw *>(weights), s, j0);
 
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int image_row = tile / along_row; /* n * H + y */
-        const int x0 = tile % along_row * T::BM;
-        __syncthreads(); /* the table and weights are in; the last tile's A is read */
-        load_rows<T>(rows, reinterpret_cast<const Raw *>(input), s, image_row / s.h,
-                     image_row % s.h, x0);
-        __syncthreads();
-        gather_pixels<T>(a_tile, rows, offset, s);
+        const int p0 = tile * T::BM;
+        __syncthreads(); /* the table and weights are in; the last tile's stage is out */
+        gather_pixels<T>(a_tile, reinterpret_cast<const Raw *>(input), table, s, p0);
         __syncthreads();
         typename Op::template accumulators<T::MT, T::NT> acc;
         multiply_stage<T, ldmatrix_fragments>(acc, a_tile, b_tile, wm, wn);
         acc.finish();
-        const int p0 = image_row * s.w + x0;
-        store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn, p0 + min(T::BM, s.w - x0));
+        __syncthreads(); /* every warp has read A: its bytes become the stage */
+        stage_warp_tile<Op>(acc.sum, stage, bias, s, wm, wn, j0);
+        __syncthreads();
+        store_tile<Op>(stage, output, s, p0, j0, chunked_output);
     }
 }
 /* [/page: few-kernel] */
 
-/* As many blocks as fit on the GPU at once, or one per tile where there are fewer; one
- * row of blocks per 64 output channels (at most 1024 of them: --cout stops at 65536). */
+/* As many blocks as fit on the GPU at once, or one per pixel tile where there are
+ * fewer; one row of blocks per 64 output channels (at most 1024 of them: --cout stops at
+ * 65536). */
 template <typename Op> static void launch_few_channels(const struct conv_args *a)
 {
     typedef few_layout<Op> L;
@@ -183,13 +251,15 @@ template <typename Op> static void launch_few_channels(const struct conv_args *a
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, L::T::THREADS,
                                                              L::SMEM_BYTES));
     const int channel_tiles = ceil_div(s->cout, L::T::BN);
-    const int tiles = s->n * s->h * ceil_div(s->w, L::T::BM);
+    const int pixel_tiles = ceil_div(s->n * s->h * s->w, L::T::BM);
     const int resident = max(1, sms * per_sm / channel_tiles);
-    const dim3 grid(min(tiles, resident), channel_tiles);
+    const bool chunked = s->cout * sizeof(Out) % CHUNK_BYTES == 0 &&
+                         (uintptr_t)a->output % CHUNK_BYTES == 0;
+    const dim3 grid(min(pixel_tiles, resident), channel_tiles);
     kernel<<<grid, L::T::THREADS, L::SMEM_BYTES, a->stream>>>(
         static_cast<const typename Op::elem *>(a->input),
         static_cast<const typename Op::elem *>(a->weights), a->bias, static_cast<Out *>(a->output),
-        *s);
+        *s, chunked);
     CUDA_CHECK_LAUNCH();
 }
 

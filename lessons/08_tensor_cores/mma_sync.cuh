@@ -53,16 +53,16 @@ static __device__ __forceinline__ void multiply_stage(Acc &acc, const uint4 *a_t
 }
 
 /* Adds the bias and stores a warp's tile, whose first pixel is p0 and first channel
- * j0, up to pixel end (excluded). Accumulator i, j: rows (pixels) lane / 4 and
- * lane / 4 + 8 of the 16x8 tile, columns (channels) 2 (lane % 4) and the next: pairs of
- * neighbouring channels, contiguous in NHWC. */
+ * j0. Accumulator i, j: rows (pixels) lane / 4 and lane / 4 + 8 of the 16x8 tile,
+ * columns (channels) 2 (lane % 4) and the next: pairs of neighbouring channels,
+ * contiguous in NHWC. */
 template <int MT, int NT, typename Out>
 static __device__ __forceinline__ void store_warp_tile(const float (&acc)[MT][NT][4], Out *output,
                                                        const float *bias,
-                                                       const struct conv_shape &s, int p0, int j0,
-                                                       int end)
+                                                       const struct conv_shape &s, int p0, int j0)
 {
     const int lane = threadIdx.x % 32;
+    const int pixels = s.n * s.h * s.w;
     const bool pairs = s.cout % 2 == 0; /* a pair is then aligned */
 #pragma unroll
     for (int i = 0; i < MT; i++)
@@ -74,7 +74,7 @@ static __device__ __forceinline__ void store_warp_tile(const float (&acc)[MT][NT
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int p = p0 + i * 16 + lane / 4 + half * 8;
-                if (p >= end || ch >= s.cout)
+                if (p >= pixels || ch >= s.cout)
                     continue;
                 Out *dst = output + (size_t)p * s.cout + ch;
                 const float v0 = acc[i][j][2 * half] + b0, v1 = acc[i][j][2 * half + 1] + b1;
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(T::THREADS, T::BLOCKS_PER_SM)
         __syncthreads(); /* everyone has read it before the next copy overwrites it */
     }
     acc.finish();
-    store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn, s.n * s.h * s.w);
+    store_warp_tile(acc.sum, output, bias, s, p0 + wm, j0 + wn);
 }
 
 /* Launches kernel<VECTOR> (the vector path where every chunk is one aligned 16-byte
