@@ -16,7 +16,6 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
-/* [page: wide-tile-launch] */
 template <typename Op> static void launch(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
@@ -26,7 +25,6 @@ template <typename Op> static void launch(const struct conv_args *a)
     else
         launch_warp_specialised<Op, 128, 1>(a);
 }
-/* [/page: wide-tile-launch] */
 
 extern "C" void launch_conv2d_wgmma_fp16_wide(const struct conv_args *a)
 {

@@ -14,7 +14,6 @@
 
 #define NARROW_COUT 64 /* layers with at most this many output channels: BN = 64 */
 
-/* [page: narrow-tile-launch] */
 template <typename Op> void launch_narrow_tile(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
@@ -24,7 +23,6 @@ template <typename Op> void launch_narrow_tile(const struct conv_args *a)
     else
         launch_pingpong<Op, 128>(a);
 }
-/* [/page: narrow-tile-launch] */
 
 template void launch_narrow_tile<mma_fp16>(const struct conv_args *a);
 template void launch_narrow_tile<mma_bf16>(const struct conv_args *a);

@@ -106,7 +106,6 @@ static __device__ void load_weights(uint4 *b_tile, const Raw *weights, const str
     }
 }
 
-/* [page: few-gather] */
 /* A for pixels p0..: thread t fills chunks of row t % BM, the first or the second half
  * of its k. A warp's lanes are 32 neighbouring pixels, so each of its loads reads one
  * short stretch of a row of the image, which the taps around it read again from L1. */
@@ -127,6 +126,7 @@ static __device__ void gather_pixels(uint4 *a_tile, const Raw *input, const k_pl
             uint4 chunk;
             Raw value[E];
         } u;
+        /* [page: few-gather] */
 #pragma unroll
         for (int e = 0; e < E; e++) {
             const k_place at = t[(first_chunk + q) * E + e];
@@ -134,10 +134,10 @@ static __device__ void gather_pixels(uint4 *a_tile, const Raw *input, const k_pl
                 (unsigned)(y + at.dy) < (unsigned)s.h && (unsigned)(x + at.dx) < (unsigned)s.w;
             u.value[e] = load_or_zero(pixel + at.offset, inside);
         }
+        /* [/page: few-gather] */
         a_tile[tile_chunk<T::CHUNKS, true>(row, first_chunk + q)] = u.chunk;
     }
 }
-/* [/page: few-gather] */
 
 /* The warp's accumulators plus the bias, in the output's type, into the staged tile. */
 template <typename Op, int MT, int NT>
@@ -165,7 +165,6 @@ static __device__ void stage_warp_tile(const float (&acc)[MT][NT][4], char *stag
     }
 }
 
-/* [page: few-store] */
 /* The staged tile to the output: each row is the pixel's channels j0.. (contiguous in
  * NHWC), and with cout = BN the tile's rows are one contiguous span, so a warp's 32
  * chunks are 512 neighbouring bytes. Element by element where a row is not whole chunks. */
@@ -193,10 +192,8 @@ static __device__ void store_tile(const char *stage, typename Op::out *output,
                 reinterpret_cast<const Out *>(stage + row * L::STAGE_ROW)[c];
     }
 }
-/* [/page: few-store] */
 
 /* Blocks (x) walk the pixel tiles for output channels blockIdx.y * BN... */
-/* [page: few-kernel] */
 template <typename Op>
 __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
     conv2d_few_channels(const typename Op::elem *__restrict__ input,
@@ -232,7 +229,6 @@ __global__ void __launch_bounds__(few_tiling<Op>::THREADS, FEW_BLOCKS_PER_SM)
         store_tile<Op>(stage, output, s, p0, j0, chunked_output);
     }
 }
-/* [/page: few-kernel] */
 
 /* As many blocks as fit on the GPU at once, or one per pixel tile where there are
  * fewer; one row of blocks per 64 output channels (at most 1024 of them: --cout stops at
@@ -273,7 +269,6 @@ extern "C" void launch_conv2d_few_channels_fp16(const struct conv_args *a)
     launch_few_channels<mma_fp16>(a);
 }
 
-/* [page: few-launch] */
 /* The lesson's final kernel: this step where K fits one tile, step 11 elsewhere. */
 template <typename Op> static void launch(const struct conv_args *a)
 {
@@ -282,7 +277,6 @@ template <typename Op> static void launch(const struct conv_args *a)
     else
         launch_narrow_tile<Op>(a);
 }
-/* [/page: few-launch] */
 
 extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
 {
