@@ -97,20 +97,7 @@ template <typename Op> static void launch(const struct conv_args *a)
         launch_tiling<Op, wide_tiling<RING_STAGES>>(a);
 }
 
-extern "C" void launch_conv2d_mma_fp16(const struct conv_args *a)
-{
-    launch<mma_fp16>(a);
-}
-
-extern "C" void launch_conv2d_mma_bf16(const struct conv_args *a)
-{
-    launch<mma_bf16>(a);
-}
-
-extern "C" void launch_conv2d_mma_tf32(const struct conv_args *a)
-{
-    launch<mma_tf32>(a);
-}
+PRECISION_LAUNCHERS(launch_conv2d_mma, launch)
 
 extern "C" void launch_conv2d_3xtf32(const struct conv_args *a)
 {

@@ -69,26 +69,20 @@ static __device__ void fill_k_table(k_place *t, const struct conv_shape &s)
 }
 
 /* *p where inside, else zero, by a predicated load: no branch, and every lane's load
- * issues before any is waited for. */
-static __device__ __forceinline__ uint16_t load_or_zero(const uint16_t *p, bool inside)
-{
-    uint16_t v;
-    asm volatile("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b16 %0, 0;\n"
-                 " @q ld.global.nc.b16 %0, [%1];\n}\n"
-                 : "=h"(v)
-                 : "l"(p), "r"((int)inside));
-    return v;
-}
-
-static __device__ __forceinline__ uint32_t load_or_zero(const uint32_t *p, bool inside)
-{
-    uint32_t v;
-    asm volatile("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b32 %0, 0;\n"
-                 " @q ld.global.nc.b32 %0, [%1];\n}\n"
-                 : "=r"(v)
-                 : "l"(p), "r"((int)inside));
-    return v;
-}
+ * issues before any is waited for. One per element size (the register class differs). */
+#define LOAD_OR_ZERO(T, bits, reg)                                                                 \
+    static __device__ __forceinline__ T load_or_zero(const T *p, bool inside)                      \
+    {                                                                                              \
+        T v;                                                                                       \
+        asm volatile("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b" #bits " %0, 0;\n"        \
+                     " @q ld.global.nc.b" #bits " %0, [%1];\n}\n"                                 \
+                     : "=" reg(v)                                                                  \
+                     : "l"(p), "r"((int)inside));                                                  \
+        return v;                                                                                  \
+    }
+LOAD_OR_ZERO(uint16_t, 16, "h")
+LOAD_OR_ZERO(uint32_t, 32, "r")
+#undef LOAD_OR_ZERO
 
 /* B^T: row j of the tile is output channel j0 + j, its FEW_K values of k in KRSC order,
  * zero past C*R*S and past the last channel. */
@@ -278,17 +272,4 @@ template <typename Op> static void launch(const struct conv_args *a)
         launch_narrow_tile<Op>(a);
 }
 
-extern "C" void launch_conv2d_wgmma_fp16(const struct conv_args *a)
-{
-    launch<mma_fp16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_bf16(const struct conv_args *a)
-{
-    launch<mma_bf16>(a);
-}
-
-extern "C" void launch_conv2d_wgmma_tf32(const struct conv_args *a)
-{
-    launch<mma_tf32>(a);
-}
+PRECISION_LAUNCHERS(launch_conv2d_wgmma, launch)

@@ -151,6 +151,22 @@ typedef one_mma<__nv_bfloat16, mma_bf16_m16n8k16> mma_bf16;
  * for convolutions. */
 typedef one_mma<float, mma_tf32_m16n8k8> mma_tf32;
 
+/* The extern "C" entry points PREFIX_fp16, PREFIX_bf16 and PREFIX_tf32: launch<Op> on
+ * each storage type. */
+#define PRECISION_LAUNCHERS(PREFIX, launch)                                                        \
+    extern "C" void PREFIX##_fp16(const struct conv_args *a)                                       \
+    {                                                                                              \
+        launch<mma_fp16>(a);                                                                       \
+    }                                                                                              \
+    extern "C" void PREFIX##_bf16(const struct conv_args *a)                                       \
+    {                                                                                              \
+        launch<mma_bf16>(a);                                                                       \
+    }                                                                                              \
+    extern "C" void PREFIX##_tf32(const struct conv_args *a)                                       \
+    {                                                                                              \
+        launch<mma_tf32>(a);                                                                       \
+    }
+
 /* The 13 low mantissa bits that TF32 drops. */
 #define TF32_DROPPED_BITS 0x1fffu
 
