@@ -141,7 +141,6 @@ static bool same_rows(const struct split *s, const struct slab *p, int n, const 
 /* Each slab again, alone on its GPU: its halo rows drawn over the ones the exchange
  * brought, its images computed CHECK_IMAGES at a time aside and compared bit for bit
  * with the split's. Returns the images that differ, over all slabs. */
-/* [page: check_slabs] */
 static long check_slabs(const struct split *s)
 {
     const size_t own_bytes = split_row_bytes(s, s->shape.h, s->shape.cout);
@@ -178,7 +177,6 @@ static long check_slabs(const struct split *s)
     free(host_b);
     return differ;
 }
-/* [/page: check_slabs] */
 
 /* The float64 sum for output (n, k, y, x) from the layer's values, and the magnitude of
  * its terms (verify.h). */
