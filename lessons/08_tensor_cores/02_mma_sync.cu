@@ -42,13 +42,13 @@ struct lane_fragments {
             a[i][2] = row[4];
             a[i][3] = row[8 * ROW_WORDS + 4];
         }
+        /* [/page: lane-words] */
 #pragma unroll
         for (int j = 0; j < NT; j++) {
             const uint32_t *row = b_words + (wn + j * 8 + lane / 4) * ROW_WORDS + word;
             b[j][0] = row[0];
             b[j][1] = row[4];
         }
-        /* [/page: lane-words] */
     }
 };
 

@@ -2,7 +2,7 @@
  * "wgmma_bf16" and "wgmma_tf32": the first layer, where there are few input channels.
  *
  * With C = 3 a 3x3 layer's GEMM is K = C*R*S = 27 deep and its output 64 channels wide:
- * 3.5 GFLOP for 134 MB of fp16 output at unet-3x64, under 4 us of tensor-core work
+ * 3.6 GFLOP for 134 MB of fp16 output at unet-3x64, under 4 us of tensor-core work
  * against 33 us of writing at the copy rate. It is a memory layer, and every step so far
  * treats it as a GEMM: a ring of k-tiles for a K that fits one tile, the weights loaded
  * again for every tile, the output written a 4-byte pair per lane from the fragments.
@@ -45,15 +45,17 @@ template <typename Op> struct few_layout {
     static constexpr int SMEM_BYTES = B_BYTES + (A_BYTES > STAGE_BYTES ? A_BYTES : STAGE_BYTES);
 };
 
-/* Pixels are counted in an int. */
+/* Pixels are counted in an int, up to a tile past the last. */
 static bool few_channels(const struct conv_shape *s)
 {
-    return s->cin * s->ksize * s->ksize <= FEW_K && (long long)s->n * s->h * s->w <= INT_MAX;
+    return s->cin * s->ksize * s->ksize <= FEW_K &&
+           (long long)s->n * s->h * s->w <= INT_MAX - few_tiling<mma_fp16>::BM;
 }
 
 /* Where each k of the GEMM lies: tap row and column as offsets from the output pixel,
- * and the element offset in the NHWC input, one 16-byte entry (one load). k past C*R*S
- * gets a row offset no pixel can reach, so it reads as zero. */
+ * and the element offset in the NHWC input: one 16-byte entry, which ptxas reads with
+ * one 16-byte load. k past C*R*S gets a row offset no pixel can reach, so it reads as
+ * zero. */
 struct k_place {
     int dy, dx, offset, unused;
 };
@@ -231,6 +233,7 @@ template <typename Op> static void launch_few_channels(const struct conv_args *a
 {
     typedef few_layout<Op> L;
     typedef typename Op::out Out;
+    static_assert(L::SMEM_BYTES <= 48 * 1024, "within every GPU's default limit per block");
     const struct conv_shape *s = &a->shape;
     auto kernel = conv2d_few_channels<Op>;
     CUDA_CHECK(
