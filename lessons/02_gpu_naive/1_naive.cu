@@ -9,16 +9,16 @@
 
 /* threadIdx.x -> x: the 32 threads of a warp read 32 neighbouring floats of one row,
  * which the memory system serves with a few 32-byte sectors. */
+/* [page: naive-kernel] */
 __global__ void __launch_bounds__(MAX_BLOCK_THREADS)
     conv2d_naive(const float *in, const float *weights, const float *bias, float *out, int h, int w,
                  int ksize, int first_row)
 {
-    /* [page: naive-kernel] */
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = first_row + blockIdx.y * blockDim.y + threadIdx.y;
     store_conv_at(in, weights, bias, out, h, w, ksize, x, y);
-    /* [/page: naive-kernel] */
 }
+/* [/page: naive-kernel] */
 
 /* [page: naive-launch] */
 extern "C" void launch_conv2d_naive(const struct conv_args *a, int block_x, int block_y)
