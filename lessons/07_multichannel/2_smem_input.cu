@@ -5,8 +5,8 @@
  *
  *   build/bin/07_multichannel --preset unet-128x128 --variant smem_input
  */
+#include "channel_tile.cuh"
 #include "cuda_check.h"
-#include "grid_chunks.cuh"
 #include "kernels.h"
 
 #define SI_TILE 16          /* output tile side = block side */
@@ -42,11 +42,7 @@ __global__ void __launch_bounds__(SI_TILE *SI_TILE)
                       struct conv_shape s, int chunk)
 {
     extern __shared__ float tile[];
-    const int tiles_x = (s.w + SI_TILE - 1) / SI_TILE;
-    const int x0 = blockIdx.x % tiles_x * SI_TILE;
-    const int y0 = blockIdx.x / tiles_x * SI_TILE;
-    const int k0 = blockIdx.y * SI_CHANNELS;
-    const int n = blockIdx.z;
+    const struct channel_tile block = this_block_tile(&s, SI_TILE, SI_TILE, SI_CHANNELS);
     const int tx = threadIdx.x % SI_TILE;
     const int ty = threadIdx.x / SI_TILE;
     const int side = SI_TILE + s.ksize - 1;
@@ -57,13 +53,13 @@ __global__ void __launch_bounds__(SI_TILE *SI_TILE)
     int w_row[SI_CHANNELS];
 #pragma unroll
     for (int kk = 0; kk < SI_CHANNELS; kk++)
-        w_row[kk] = min(k0 + kk, s.cout - 1) * s.cin * taps;
+        w_row[kk] = min(block.k0 + kk, s.cout - 1) * s.cin * taps;
 
     /* [page: smem-chunk-loop] */
     float sum[SI_CHANNELS] = {0.0f};
     for (int c0 = 0; c0 < s.cin; c0 += chunk) {
         const int count = min(chunk, s.cin - c0);
-        stage_input_tile(tile, input, &s, n, c0, count, y0, x0, side);
+        stage_input_tile(tile, input, &s, block.n, c0, count, block.y0, block.x0, side);
         __syncthreads();
         for (int c = 0; c < count; c++) {
             const int w_c = (c0 + c) * taps;
@@ -81,14 +77,15 @@ __global__ void __launch_bounds__(SI_TILE *SI_TILE)
     }
     /* [/page: smem-chunk-loop] */
 
-    const int x = x0 + tx, y = y0 + ty;
+    const int x = block.x0 + tx, y = block.y0 + ty;
     if (x >= s.w || y >= s.h)
         return;
 #pragma unroll
     for (int kk = 0; kk < SI_CHANNELS; kk++) {
-        const int k = k0 + kk;
+        const int k = block.k0 + kk;
         if (k < s.cout)
-            output[((n * s.cout + k) * s.h + y) * s.w + x] = sum[kk] + (bias ? bias[k] : 0.0f);
+            output[((block.n * s.cout + k) * s.h + y) * s.w + x] =
+                sum[kk] + (bias ? bias[k] : 0.0f);
     }
 }
 
@@ -100,15 +97,11 @@ extern "C" void launch_conv2d_smem_input(const struct conv_args *a)
     /* At least one channel: 46x46 floats (ksize 31) is 8.5 KB, under the budget. */
     int chunk = SI_TILE_BYTES / channel_bytes;
     chunk = chunk < 1 ? 1 : chunk > s->cin ? s->cin : chunk;
-    /* gridDim.z holds the images: batches beyond its limit go in chunks. */
-    for_each_batch_chunk(s->n, [&](int first, int images) {
-        struct conv_shape part = *s;
-        part.n = images;
-        const dim3 grid(((s->w + SI_TILE - 1) / SI_TILE) * ((s->h + SI_TILE - 1) / SI_TILE),
-                        (s->cout + SI_CHANNELS - 1) / SI_CHANNELS, images);
-        conv2d_smem_input<<<grid, SI_TILE * SI_TILE, (size_t)chunk * channel_bytes, a->stream>>>(
-            input_f32(a) + (size_t)first * s->cin * s->h * s->w, weights_f32(a), a->bias,
-            output_f32(a) + (size_t)first * s->cout * s->h * s->w, part, chunk);
-        CUDA_CHECK_LAUNCH();
-    });
+    const size_t tile_bytes = (size_t)chunk * channel_bytes;
+    for_each_tile_grid(a, SI_TILE, SI_TILE, SI_CHANNELS,
+                       [&](dim3 grid, const float *in, float *out, struct conv_shape part) {
+                           conv2d_smem_input<<<grid, SI_TILE * SI_TILE, tile_bytes, a->stream>>>(
+                               in, weights_f32(a), a->bias, out, part, chunk);
+                           CUDA_CHECK_LAUNCH();
+                       });
 }

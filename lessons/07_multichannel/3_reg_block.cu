@@ -8,8 +8,8 @@
  */
 #include <stdint.h>
 
+#include "channel_tile.cuh"
 #include "cuda_check.h"
-#include "grid_chunks.cuh"
 #include "kernels.h"
 
 #define RB_PIXELS 4   /* neighbouring output pixels along x per thread */
@@ -108,19 +108,15 @@ __global__ void __launch_bounds__(RB_THREADS)
     float *w_tile = (float *)smem4;                           /* [chunk][taps][8] */
     float *in_tile = w_tile + g.chunk * g.taps * RB_CHANNELS; /* [chunk][in_h][pitch] */
 
-    const int tiles_x = (s.w + RB_TILE_W - 1) / RB_TILE_W;
-    const int x0 = blockIdx.x % tiles_x * RB_TILE_W;
-    const int y0 = blockIdx.x / tiles_x * RB_TILE_H;
-    const int k0 = blockIdx.y * RB_CHANNELS;
-    const int n = blockIdx.z;
+    const struct channel_tile block = this_block_tile(&s, RB_TILE_W, RB_TILE_H, RB_CHANNELS);
     const int tx = threadIdx.x % RB_THREADS_X;
     const int ty = threadIdx.x / RB_THREADS_X;
 
     float sum[RB_CHANNELS][RB_PIXELS] = {{0.0f}};
     for (int c0 = 0; c0 < s.cin; c0 += g.chunk) {
         const int count = min(g.chunk, s.cin - c0);
-        stage_weights(w_tile, weights, &s, k0, c0, count, g.taps);
-        stage_input(in_tile, input, &s, &g, n, c0, count, y0, x0);
+        stage_weights(w_tile, weights, &s, block.k0, c0, count, g.taps);
+        stage_input(in_tile, input, &s, &g, block.n, c0, count, block.y0, block.x0);
         __syncthreads();
         /* [page: reg-block-taps] */
         for (int c = 0; c < count; c++)
@@ -153,7 +149,8 @@ __global__ void __launch_bounds__(RB_THREADS)
         /* The next chunk overwrites both tiles. */
         __syncthreads();
     }
-    store_outputs(output, bias, &s, sum, n, k0, y0 + ty, x0 + tx * RB_PIXELS, vector_stores);
+    store_outputs(output, bias, &s, sum, block.n, block.k0, block.y0 + ty,
+                  block.x0 + tx * RB_PIXELS, vector_stores);
 }
 
 extern "C" void launch_conv2d_reg_block(const struct conv_args *a)
@@ -170,15 +167,11 @@ extern "C" void launch_conv2d_reg_block(const struct conv_args *a)
     /* Rows of 4 pixels start at multiples of 4, so with w % 4 == 0 each thread's
      * 4 outputs are one aligned 16-byte store. */
     const bool vector_stores = s->w % RB_PIXELS == 0 && (uintptr_t)output_f32(a) % 16 == 0;
-    /* gridDim.z holds the images: batches beyond its limit go in chunks. */
-    for_each_batch_chunk(s->n, [&](int first, int images) {
-        struct conv_shape part = *s;
-        part.n = images;
-        const dim3 grid(((s->w + RB_TILE_W - 1) / RB_TILE_W) * ((s->h + RB_TILE_H - 1) / RB_TILE_H),
-                        (s->cout + RB_CHANNELS - 1) / RB_CHANNELS, images);
-        conv2d_reg_block<<<grid, RB_THREADS, (size_t)g.chunk * channel_bytes, a->stream>>>(
-            input_f32(a) + (size_t)first * s->cin * s->h * s->w, weights_f32(a), a->bias,
-            output_f32(a) + (size_t)first * s->cout * s->h * s->w, part, g, vector_stores);
-        CUDA_CHECK_LAUNCH();
-    });
+    for_each_tile_grid(
+        a, RB_TILE_W, RB_TILE_H, RB_CHANNELS,
+        [&](dim3 grid, const float *in, float *out, struct conv_shape part) {
+            conv2d_reg_block<<<grid, RB_THREADS, (size_t)g.chunk * channel_bytes, a->stream>>>(
+                in, weights_f32(a), a->bias, out, part, g, vector_stores);
+            CUDA_CHECK_LAUNCH();
+        });
 }
