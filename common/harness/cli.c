@@ -526,16 +526,18 @@ enum cli_status parse_options(const struct lesson *lesson, int argc, char **argv
                               struct options *o)
 {
     const struct op *op = lesson->op;
-    memset(o, 0, sizeof *o);
-    o->mode = MODE_BENCH;
-    o->reps = GPU_DEFAULT_REPS;
-    o->warmup = GPU_DEFAULT_WARMUP;
-    o->cpu_reps = CPU_DEFAULT_REPS;
-    o->cpu_warmup = CPU_DEFAULT_WARMUP;
-    o->seed = DEFAULT_SEED;
-    o->verify = true;
-    o->cudnn = true;
-    o->shape.ksize = 0;
+    /* What a run does when no flag says otherwise; everything not named is zero (no
+     * --ksize yet, no files, all variants). */
+    *o = (struct options){
+        .mode = MODE_BENCH,
+        .reps = GPU_DEFAULT_REPS,
+        .warmup = GPU_DEFAULT_WARMUP,
+        .cpu_reps = CPU_DEFAULT_REPS,
+        .cpu_warmup = CPU_DEFAULT_WARMUP,
+        .seed = DEFAULT_SEED,
+        .verify = true,
+        .cudnn = true,
+    };
     struct given g = {0};
     long v;
     struct option flags[MAX_FLAGS];

@@ -27,18 +27,9 @@ static const char *shape_problem(const struct conv_shape *s, const double *param
     return cov_shape_problem(s);
 }
 
-/* Lesson 10's op as far as its files go (lessons/10_covariance/main.c): one variant of
- * each layout, for op_files_check_output's list. */
-static const struct op_variant variants[] = {
-    {.name = "cpu_loops", .layout = COV_FULL},
-    {.name = "shared_box", .layout = COV_BLOCKS},
-    {.name = "factored", .layout = COV_FACTORED},
-};
-
+/* Lesson 10's op as far as reading its files goes (lessons/10_covariance/main.c): the
+ * shape check, the tensors, the file sets and the names of their dimensions. */
 static const struct op covariance = {
-    .variants = variants,
-    .variant_count = 3,
-    .layout_names = cov_layout_names,
     .shape_problem = shape_problem,
     .tensors = cov_op_tensors,
     .file_sets = cov_file_sets,

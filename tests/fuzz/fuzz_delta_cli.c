@@ -37,12 +37,10 @@ static const struct op video = {
     .preset_count = DELTA_PRESET_COUNT,
     .variants = variants,
     .variant_count = 4,
-    .layout_names = delta_layout_names,
     .params = delta_params,
     .param_count = DELTA_PARAM_COUNT,
     .shape_problem = delta_op_shape_problem,
     .frames = delta_op_frames,
-    .tensors = delta_op_tensors,
 };
 
 static const struct lesson lesson = {.name = "11_delta",
