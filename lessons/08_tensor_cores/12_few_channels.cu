@@ -3,16 +3,18 @@
  *
  * With C = 3 a 3x3 layer's GEMM is K = C*R*S = 27 deep and its output 64 channels wide:
  * 3.6 GFLOP for 134 MB of fp16 output at unet-3x64, under 4 us of tensor-core work
- * against 33 us of writing at the copy rate. It is a memory layer, and every step so far
+ * against 32 us of writing at the copy rate. It is a memory layer, and every step so far
  * treats it as a GEMM: a ring of k-tiles for a K that fits one tile, the weights loaded
  * again for every tile, the output written a 4-byte pair per lane from the fragments.
  * Where C*R*S <= 32 this kernel takes the whole K in one tile instead:
  *   - the weights (64 channels x 32 of k) are loaded once per block, which then walks
  *     the layer's pixel tiles (persistent blocks, several per SM);
  *   - a tile's A, 128 pixels x 32 values, is gathered element by element through a table
- *     of where each k lies (tap row, tap column, channel), zero outside the image and
- *     past k = 27, into a swizzled tile that ldmatrix reads as in step 3;
- *   - one stage of step 4's mma.sync warps multiplies it (2 or 4 k-steps);
+ *     of where each k lies (tap row, tap column, channel), each value one predicated load
+ *     (zero outside the image and past k = 27, no branch), into a swizzled tile that
+ *     ldmatrix reads as in step 3;
+ *   - 8 mma.sync warps of 32 x 32 multiply it with step 4's multiply_stage (2 or 4
+ *     k-steps);
  *   - the tile's output goes through shared memory and leaves as whole 16-byte chunks,
  *     128 pixels x 64 channels one contiguous span of NHWC.
  * It needs mma.sync alone (an A100 runs it): on this layer the instruction does not
