@@ -1,8 +1,9 @@
 /* The course's fastest kernel for each convolution, from the measured tables of
  * results/h200/bench.csv: for fp32, lesson 05's strip_ring on single-channel images and
  * lesson 07's implicit_gemm_async on multi-channel layers; on tensor cores (fp16, bf16,
- * TF32), lesson 08's wgmma where its TMA path runs 128-channel tiles and mma.sync
- * elsewhere (results/h200/08_ladder/bench_ba9ba7b.csv for TF32); for binary
+ * TF32), lesson 08's final kernels on an H100 or H200 where lesson 08's
+ * wgmma_beats_mma says they are faster (step 12 on first layers, step 11's wgmma on
+ * whole 16-byte channel rows), else its mma.sync (results/h200/08_ladder/); for binary
  * layers lesson 09's bit tensor cores, its packed_xnor on a GPU without them. Seed 000's
  * naive and tiled kernels (lessons 02 and 04) run when named. */
 #include "conv2d_kernels.h"
