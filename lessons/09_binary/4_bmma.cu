@@ -63,7 +63,5 @@ extern "C" void setup_conv2d_bmma(const struct conv_args *a)
 
 extern "C" void launch_conv2d_bmma(const struct conv_args *a)
 {
-    launch_bmma<bmma_and, fp32_values, BMMA_FIRST>(a, (const uint32_t *)a->input,
-                                                   (const uint32_t *)a->weights,
-                                                   (const int *)a->scratch, output_f32(a));
+    launch_bmma<bmma_and, fp32_values, BMMA_FIRST>(a);
 }

@@ -14,7 +14,5 @@
 
 extern "C" void launch_conv2d_bmma_ring(const struct conv_args *a)
 {
-    launch_bmma<bmma_and, fp32_values, BMMA_RING>(a, (const uint32_t *)a->input,
-                                                  (const uint32_t *)a->weights,
-                                                  (const int *)a->scratch, output_f32(a));
+    launch_bmma<bmma_and, fp32_values, BMMA_RING>(a);
 }

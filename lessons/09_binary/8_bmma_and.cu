@@ -50,9 +50,7 @@ extern "C" size_t bmma_smem_per_block(const struct conv_shape *s)
 
 extern "C" void launch_conv2d_bmma_and(const struct conv_args *a)
 {
-    launch_bmma<bmma_and, fp32_values, BMMA_TABLES>(a, (const uint32_t *)a->input,
-                                                    (const uint32_t *)a->weights,
-                                                    (const int *)a->scratch, output_f32(a));
+    launch_bmma<bmma_and, fp32_values, BMMA_TABLES>(a);
 }
 
 extern "C" void setup_conv2d_bmma_xor(const struct conv_args *a)
@@ -62,9 +60,7 @@ extern "C" void setup_conv2d_bmma_xor(const struct conv_args *a)
 
 extern "C" void launch_conv2d_bmma_xor(const struct conv_args *a)
 {
-    launch_bmma<bmma_xor, fp32_values, BMMA_TABLES>(a, (const uint32_t *)a->input,
-                                                    (const uint32_t *)a->weights,
-                                                    (const int *)a->scratch, output_f32(a));
+    launch_bmma<bmma_xor, fp32_values, BMMA_TABLES>(a);
 }
 
 extern "C" size_t pack_bmma_scratch_bytes(const struct conv_shape *s)

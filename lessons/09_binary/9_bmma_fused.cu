@@ -63,7 +63,5 @@ template <typename Op> struct sign_bits {
 extern "C" void launch_conv2d_bmma_fused(const struct conv_args *a)
 {
     /* scratch holds the table of bases (6_bmma_classes.cu, setup_conv2d_bmma_classes). */
-    launch_bmma<bmma_and, sign_bits, BMMA_TABLES>(a, (const uint32_t *)a->input,
-                                                  (const uint32_t *)a->weights,
-                                                  (const int *)a->scratch, (uint32_t *)a->output);
+    launch_bmma<bmma_and, sign_bits, BMMA_TABLES>(a);
 }

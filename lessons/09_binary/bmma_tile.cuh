@@ -812,4 +812,15 @@ static void launch_bmma(const struct conv_args *a, const uint32_t *input, const 
     CUDA_CHECK_LAUNCH();
 }
 
+/* The same on the launch's arguments, as every step but pack_bmma_and takes them:
+ * a->input and a->weights packed, setup's border tables in a->scratch, a->output in the
+ * epilogue's format. */
+template <typename Op, template <typename> class Epilogue, int STEP>
+static void launch_bmma(const struct conv_args *a)
+{
+    launch_bmma<Op, Epilogue, STEP>(a, (const uint32_t *)a->input, (const uint32_t *)a->weights,
+                                    (const int *)a->scratch,
+                                    (typename Epilogue<Op>::out *)a->output);
+}
+
 #endif

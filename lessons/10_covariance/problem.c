@@ -103,40 +103,38 @@ static size_t diagonal_row_at(size_t r, int channels, size_t n)
     return (r * channels + r / n % channels) * n;
 }
 
-static void gather_diagonal(size_t rows, int channels, size_t n, const float *full, float *blocks)
+static void gather_diagonal(int batch, int channels, size_t n, const float *full, float *blocks)
 {
+    const size_t rows = (size_t)batch * channels * n;
     for (size_t r = 0; r < rows; r++)
         memcpy(blocks + r * n, full + diagonal_row_at(r, channels, n), n * sizeof(float));
 }
 
-static void scatter_diagonal(size_t rows, int channels, size_t n, const float *blocks, float *full)
+static void scatter_diagonal(int batch, int channels, size_t n, const float *blocks, float *full)
 {
+    const size_t rows = (size_t)batch * channels * n;
     for (size_t r = 0; r < rows; r++)
         memcpy(full + diagonal_row_at(r, channels, n), blocks + r * n, n * sizeof(float));
 }
 
 void cov_gather_gamma(const struct conv_shape *s, const float *gamma_full, float *gamma_diag)
 {
-    const size_t P = cov_in_positions(s);
-    gather_diagonal((size_t)s->n * s->cin * P, s->cin, P, gamma_full, gamma_diag);
+    gather_diagonal(s->n, s->cin, cov_in_positions(s), gamma_full, gamma_diag);
 }
 
 void cov_scatter_gamma(const struct conv_shape *s, const float *gamma_diag, float *gamma_full)
 {
-    const size_t P = cov_in_positions(s);
-    scatter_diagonal((size_t)s->n * s->cin * P, s->cin, P, gamma_diag, gamma_full);
+    scatter_diagonal(s->n, s->cin, cov_in_positions(s), gamma_diag, gamma_full);
 }
 
 void cov_gather_out(const struct conv_shape *s, const float *out_full, float *out_blocks)
 {
-    const size_t Q = cov_out_positions(s);
-    gather_diagonal((size_t)s->n * s->cout * Q, s->cout, Q, out_full, out_blocks);
+    gather_diagonal(s->n, s->cout, cov_out_positions(s), out_full, out_blocks);
 }
 
 void cov_scatter_out(const struct conv_shape *s, const float *out_blocks, float *out_full)
 {
-    const size_t Q = cov_out_positions(s);
-    scatter_diagonal((size_t)s->n * s->cout * Q, s->cout, Q, out_blocks, out_full);
+    scatter_diagonal(s->n, s->cout, cov_out_positions(s), out_blocks, out_full);
 }
 
 void cov_symmetrize_gamma(const struct conv_shape *s, float *gamma_diag)
