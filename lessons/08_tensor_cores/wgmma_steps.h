@@ -3,9 +3,8 @@
  * step 7's warp-specialised kernel is step 8's, with a wider tile, and step 9's, with
  * two blocks per SM, step 10's persistent ping-pong kernel is step 11's, with a
  * narrower tile, and step 11's launcher is step 12's for layers of many channels. Op is
- * the
- * storage type (mma_fp16, mma_bf16, mma_tf32: mma_ops.cuh); each .cu instantiates the
- * ones the others call. */
+ * the storage type (mma_fp16, mma_bf16, mma_tf32: mma_ops.cuh); each .cu instantiates
+ * the ones the others call. */
 #ifndef WGMMA_STEPS_H
 #define WGMMA_STEPS_H
 
