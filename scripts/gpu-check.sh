@@ -19,7 +19,8 @@
 #   multi   lesson 12 on a machine of several GPUs: its tests (the splits checked bit for
 #           bit against one GPU, the sanitizers), its sweep over 2, 4, ... GPUs into
 #           multi.csv (commit it as results/<gpu>xN/bench.csv) and the interconnect
-#           sweep (exchange_sweep), and a layer larger than one GPU's memory
+#           sweep (exchange_sweep), a timeline of rows_blocking and rows_overlap
+#           (scripts/timeline.sh), and a layer larger than one GPU's memory
 #           (big_layer, 107 GB over every GPU); one line on one GPU
 # No stage: all six, starting the sweep's CSVs afresh (bench.csv, multi.csv, and lesson
 # 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots go to $OUT when it is
@@ -150,6 +151,18 @@ for stage in "${stages[@]}"; do
             | tee -a "$summary"
         step multi-bench multi_sweep
         grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary"
+        # The exchange beside the interior: rows_blocking and rows_overlap of the U-Net
+        # layer on two GPUs, every kernel traced (scripts/timeline.sh) and drawn.
+        py=$("$root/scripts/python-env.sh")
+        for v in rows_blocking rows_overlap; do
+            step "timeline-$v" "$root/scripts/timeline.sh" "$work/timeline_$v.csv" \
+                "$root/build/bin/12_multi_gpu" --preset unet-64x64 --gpus 2 --variant "$v" \
+                --reps 5 --warmup 2
+            step "timeline-$v-plot" "$py" "$root/plots/timeline.py" "$work/timeline_$v.csv" \
+                "$out/timeline_$v.png"
+            cat "$out/timeline-$v-plot.log" >>"$summary"
+            cp "$work/timeline_$v.csv" "$out/" 2>/dev/null
+        done
         step exchange_sweep "$root/build/bin/exchange_sweep"
         cat "$out/exchange_sweep.log" >>"$summary"
         step big_layer "$root/build/bin/big_layer"
