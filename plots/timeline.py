@@ -2,12 +2,15 @@
 """A timeline of a program's last runs on every GPU, from tools/timeline.c's CSV.
 
 Reads:  the CSV scripts/timeline.sh wrote: one row per kernel, copy or memset, with its
-        device, stream and start and end in nanoseconds on a clock all GPUs share.
-Writes: PNG, one lane per GPU and stream, a bar per activity: NCCL's kernels red, the
-        other kernels blue, copies orange, memsets grey. The PNG records the CSV it drew
-        in its metadata (plots/provenance.py). Prints, for each NCCL kernel shown, its
-        time and for how much of it other kernels ran on the same GPU: the exchange
-        hidden behind compute, or not.
+        device and stream, and per call of the CUDA runtime and driver APIs on the host,
+        start and end in nanoseconds on a clock the host and all GPUs share.
+Writes: PNG, one lane for the host's runtime calls, one for its driver calls, one per GPU
+        and stream, a bar per activity: NCCL's kernels red, the other kernels blue,
+        copies orange, memsets grey, host calls purple and brown. The PNG records the CSV
+        it drew in its metadata (plots/provenance.py). Prints how long the host spent in
+        CUDA calls per run, and, for each NCCL kernel shown, its blocks, its time and for
+        how much of it other kernels ran on the same GPU: the exchange hidden behind
+        compute, or not.
 Runs:   a program that repeats one layer repeats one marker kernel: NCCL's kernel on the
         first GPU when NCCL ran, else the kernel that ran most often. Run i spans from
         a little before its marker's start (a twentieth of the runs' median period, for
@@ -33,9 +36,12 @@ from matplotlib.patches import Patch  # noqa: E402
 
 import provenance  # noqa: E402  (plots/ is on the path)
 
-COLUMNS = ("device", "stream", "kind", "name", "start_ns", "end_ns", "bytes")
-COLOURS = {"nccl": "tab:red", "kernel": "tab:blue", "copy": "tab:orange", "memset": "tab:grey"}
-LABELS = {"nccl": "NCCL kernel", "kernel": "kernel", "copy": "copy", "memset": "memset"}
+COLUMNS = ("device", "stream", "kind", "name", "start_ns", "end_ns", "bytes", "blocks")
+COLOURS = {"nccl": "tab:red", "kernel": "tab:blue", "copy": "tab:orange", "memset": "tab:grey",
+           "runtime": "tab:purple", "driver": "tab:brown"}
+LABELS = {"nccl": "NCCL kernel", "kernel": "kernel", "copy": "copy", "memset": "memset",
+          "runtime": "runtime API call", "driver": "driver API call"}
+HOST = ("runtime", "driver")  # the kinds of a host call (device -1)
 
 
 class Refusal(Exception):
@@ -59,7 +65,8 @@ def read_trace(path):
             for row in reader:
                 rows.append({"device": int(row["device"]), "stream": int(row["stream"]),
                              "kind": row["kind"], "name": row["name"],
-                             "start": int(row["start_ns"]), "end": int(row["end_ns"])})
+                             "start": int(row["start_ns"]), "end": int(row["end_ns"]),
+                             "blocks": int(row["blocks"])})
     except OSError as e:
         raise Refusal(f"{path}: {e.strerror}") from None
     except (ValueError, KeyError, TypeError):
@@ -71,7 +78,7 @@ def read_trace(path):
 
 def marker_starts(rows):
     """The starts of the marker kernel (see Runs above), in order, and its name."""
-    first = min(r["device"] for r in rows)
+    first = min((r["device"] for r in rows if r["device"] >= 0), default=0)
     nccl = [r for r in rows if r["category"] == "nccl" and r["device"] == first]
     if nccl:
         return sorted(r["start"] for r in nccl), "NCCL's kernel"
@@ -92,15 +99,10 @@ def window(rows, runs):
     return starts[-1 - runs] - lead, starts[-1] - lead, period
 
 
-def busy_beside(rows, nccl):
-    """Nanoseconds of nccl's span during which another kernel ran on its GPU."""
-    spans = sorted((max(r["start"], nccl["start"]), min(r["end"], nccl["end"]))
-                   for r in rows
-                   if r["device"] == nccl["device"] and r["kind"] == "kernel"
-                   and r["category"] != "nccl" and r["start"] < nccl["end"]
-                   and r["end"] > nccl["start"])
-    total, reach = 0, nccl["start"]
-    for a, b in spans:
+def covered(spans, start):
+    """Nanoseconds the union of the (a, b) spans covers, none before start."""
+    total, reach = 0, start
+    for a, b in sorted(spans):
         a = max(a, reach)
         if b > a:
             total += b - a
@@ -108,19 +110,37 @@ def busy_beside(rows, nccl):
     return total
 
 
+def busy_beside(rows, nccl):
+    """Nanoseconds of nccl's span during which another kernel ran on its GPU."""
+    return covered(((max(r["start"], nccl["start"]), min(r["end"], nccl["end"]))
+                    for r in rows
+                    if r["device"] == nccl["device"] and r["kind"] == "kernel"
+                    and r["category"] != "nccl" and r["start"] < nccl["end"]
+                    and r["end"] > nccl["start"]), nccl["start"])
+
+
+def lane(row):
+    """A host call's lane is its API's; a GPU activity's, its device and stream."""
+    return (-1, HOST.index(row["kind"])) if row["device"] < 0 else (row["device"], row["stream"])
+
+
+def lane_label(key):
+    return f"host, {HOST[key[1]]} API" if key[0] < 0 else f"GPU {key[0]}, stream {key[1]}"
+
+
 def draw(rows, t0, t1, out, title, source):
     shown = [r for r in rows if r["end"] > t0 and r["start"] < t1]
-    lanes = sorted({(r["device"], r["stream"]) for r in shown})
+    lanes = sorted({lane(r) for r in shown})
     lane_of = {lane: i for i, lane in enumerate(lanes)}
     height = 0.55 * len(lanes) + 1.6  # inches
     fig, ax = plt.subplots(figsize=(11, height))
     for r in shown:
         a, b = max(r["start"], t0), min(r["end"], t1)
-        lane = lane_of[(r["device"], r["stream"])]
-        ax.broken_barh([((a - t0) / 1e3, (b - a) / 1e3)], (lane - 0.35, 0.7),
+        y = lane_of[lane(r)]
+        ax.broken_barh([((a - t0) / 1e3, (b - a) / 1e3)], (y - 0.35, 0.7),
                        facecolors=COLOURS.get(r["category"], "black"), edgecolor="white",
                        linewidth=0.3)
-    ax.set_yticks(range(len(lanes)), [f"GPU {d}, stream {s}" for d, s in lanes])
+    ax.set_yticks(range(len(lanes)), [lane_label(key) for key in lanes])
     ax.invert_yaxis()
     ax.set_xlim(0, (t1 - t0) / 1e3)
     ax.set_xlabel("microseconds")
@@ -155,12 +175,16 @@ def main():
         return 2
     print(f"{args.runs} runs of {period / 1e3:.1f} us (median period), "
           f"{(t1 - t0) / 1e3:.1f} us shown")
+    host = covered(((max(r["start"], t0), min(r["end"], t1)) for r in rows
+                    if r["kind"] == "runtime" and r["end"] > t0 and r["start"] < t1), t0)
+    print(f"host in CUDA runtime calls: {host / 1e3 / args.runs:.1f} us per run")
     for nccl in sorted((r for r in rows if r["category"] == "nccl" and t0 <= r["start"] < t1),
                        key=lambda r: (r["start"], r["device"])):
         span = nccl["end"] - nccl["start"]
         beside = busy_beside(rows, nccl)
         print(f"GPU {nccl['device']} at {(nccl['start'] - t0) / 1e3:8.1f} us: NCCL kernel "
-              f"{span / 1e3:.1f} us, other kernels beside it {beside / 1e3:.1f} us "
+              f"({nccl['blocks']} blocks) {span / 1e3:.1f} us, other kernels beside it "
+              f"{beside / 1e3:.1f} us "
               f"({100 * beside / span if span else 0:.0f} %)")
     title = args.title or f"{args.trace.name}: the last {args.runs} runs"
     draw(rows, t0, t1, args.png, title, provenance.source(args.trace))

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Tests plots/timeline.py on tests/data/sample_timeline.csv: two GPUs, four runs of
 # 100 us, each an interior kernel beside a 30 us NCCL kernel (GPU 1's interior starts
-# 8 us after its NCCL kernel), then an edge kernel, a copy and a memset. The runs it
-# must find, the overlap it must report, the PNG, and its refusals.
+# 8 us after its NCCL kernel), then an edge kernel, a copy and a memset; on the host, two
+# runtime calls (11 us together) and a driver call before each run. The runs it must
+# find, the host time and the overlap it must report, the PNG, and its refusals.
 #
 #   tests/test_plot_timeline.sh PYTHON TIMELINE_PY SAMPLE_CSV   (exit 77: no matplotlib)
 set -eu
@@ -16,7 +17,9 @@ run_plot "$sample" "$work/t.png"
 is_png "$work/t.png" || fail "sample: no PNG"
 grep -q "^2 runs of 100.0 us (median period), 200.0 us shown$" "$work/stdout" \
     || fail "sample: runs not found: $(cat "$work/stdout")"
-[ "$(grep -c "NCCL kernel 30.0 us, other kernels beside it 30.0 us (100 %)" "$work/stdout")" -eq 2 ] \
+grep -q "^host in CUDA runtime calls: 11.0 us per run$" "$work/stdout" \
+    || fail "sample: host time: $(cat "$work/stdout")"
+[ "$(grep -c "NCCL kernel (2 blocks) 30.0 us, other kernels beside it 30.0 us (100 %)" "$work/stdout")" -eq 2 ] \
     || fail "sample: GPU 0's overlap: $(cat "$work/stdout")"
 [ "$(grep -c "^GPU 1 .*beside it 22.0 us (73 %)" "$work/stdout")" -eq 2 ] \
     || fail "sample: GPU 1's overlap: $(cat "$work/stdout")"

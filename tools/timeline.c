@@ -1,21 +1,25 @@
-/* A timeline of every kernel, copy and memset a CUDA program runs, on every GPU, from
- * CUPTI's activity records: what Nsight Systems draws, for machines without it. The
- * CUDA driver loads this library into any program when CUDA_INJECTION64_PATH names it
- * and calls InitializeInjection at the program's first CUDA call; nothing in the
- * program changes. scripts/timeline.sh sets that up:
+/* A timeline of every kernel, copy and memset a CUDA program runs, on every GPU, and of
+ * every CUDA call its host threads make, from CUPTI's activity records: what Nsight
+ * Systems draws, for machines without it. The CUDA driver loads this library into any
+ * program when CUDA_INJECTION64_PATH names it and calls InitializeInjection at the
+ * program's first CUDA call; nothing in the program changes. scripts/timeline.sh sets
+ * that up:
  *
  *   scripts/timeline.sh trace.csv build/bin/12_multi_gpu --variant rows_overlap --gpus 2
  *   python3 plots/timeline.py trace.csv timeline.png
  *
- * The CSV, named by CONV_TIMELINE, has one row per activity: device, stream, kind
- * (kernel, copy or memset), name (a kernel's mangled name), start and end in
- * nanoseconds on CUPTI's clock, which all GPUs share, and bytes (copies and memsets).
+ * The CSV, named by CONV_TIMELINE, has one row per activity: device (-1 for a host
+ * call), stream, kind (kernel, copy, memset; runtime or driver for a call of the CUDA
+ * runtime or driver API, NCCL's launches among them), name (a kernel's mangled name, a
+ * call's function), start and end in nanoseconds on CUPTI's clock, which the host and
+ * all GPUs share, bytes (copies and memsets) and blocks (a kernel's grid).
  * It is written as CONV_TIMELINE.part and renamed when the program exits, so a run
  * that dies leaves no half-written file under the name asked for. Recording costs
  * the program a little time: take the timeline and the timings from separate runs. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +72,11 @@ static const char *copy_name(uint8_t kind)
     }
 }
 
-static void write_row(uint32_t device, uint32_t stream, const char *kind, const char *name,
-                      uint64_t start, uint64_t end, uint64_t bytes)
+static void write_row(int device, uint32_t stream, const char *kind, const char *name,
+                      uint64_t start, uint64_t end, uint64_t bytes, long long blocks)
 {
-    fprintf(trace, "%u,%u,%s,\"%s\",%llu,%llu,%llu\n", device, stream, kind, name,
-            (unsigned long long)start, (unsigned long long)end, (unsigned long long)bytes);
+    fprintf(trace, "%d,%u,%s,\"%s\",%llu,%llu,%llu,%lld\n", device, stream, kind, name,
+            (unsigned long long)start, (unsigned long long)end, (unsigned long long)bytes, blocks);
 }
 
 static void write_record(const CUpti_Activity *record)
@@ -80,23 +84,35 @@ static void write_record(const CUpti_Activity *record)
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
-        write_row(k->deviceId, k->streamId, "kernel", k->name ? k->name : "?", k->start, k->end, 0);
+        const long long blocks = (long long)k->gridX * k->gridY * k->gridZ;
+        write_row(k->deviceId, k->streamId, "kernel", k->name ? k->name : "?", k->start, k->end, 0,
+                  blocks);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)record;
         write_row(c->deviceId, c->streamId, "copy", copy_name(c->copyKind), c->start, c->end,
-                  c->bytes);
+                  c->bytes, 0);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         const CUpti_ActivityMemcpyPtoP4 *c = (const CUpti_ActivityMemcpyPtoP4 *)record;
-        write_row(c->deviceId, c->streamId, "copy", "copy peer", c->start, c->end, c->bytes);
+        write_row(c->deviceId, c->streamId, "copy", "copy peer", c->start, c->end, c->bytes, 0);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)record;
-        write_row(m->deviceId, m->streamId, "memset", "memset", m->start, m->end, m->bytes);
+        write_row(m->deviceId, m->streamId, "memset", "memset", m->start, m->end, m->bytes, 0);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const CUpti_ActivityAPI *c = (const CUpti_ActivityAPI *)record;
+        const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+        const char *name = "?";
+        cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+                             c->cbid, &name);
+        write_row(-1, 0, runtime ? "runtime" : "driver", name, c->start, c->end, 0, 0);
         break;
     }
     default: break;
@@ -156,12 +172,14 @@ int InitializeInjection(void)
         fprintf(stderr, "error: timeline: CONV_TIMELINE %s: %s\n", path, strerror(errno));
         exit(2);
     }
-    fprintf(trace, "device,stream,kind,name,start_ns,end_ns,bytes\n");
+    fprintf(trace, "device,stream,kind,name,start_ns,end_ns,bytes,blocks\n");
     CUPTI_OR_FAIL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     CUPTI_OR_FAIL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     CUPTI_OR_FAIL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
     CUPTI_OR_FAIL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2));
     CUPTI_OR_FAIL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+    CUPTI_OR_FAIL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+    CUPTI_OR_FAIL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
     atexit(finish);
     return 1;
 }

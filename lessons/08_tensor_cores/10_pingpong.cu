@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
     }
 }
 
-/* One block per SM, or one per tile where there are fewer. */
+/* One block per SM (of those a->sms leaves it), or one per tile where there are fewer. */
 template <typename Op, int BN> void launch_pingpong(const struct conv_args *a)
 {
     typedef tma_tile<typename Op::elem, BN> tile_t;
@@ -178,6 +178,7 @@ template <typename Op, int BN> void launch_pingpong(const struct conv_args *a)
     int device, sms;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    sms = conv_sms(a, sms);
     const int blocks = (int)(tiles < sms ? tiles : sms);
     kernel<<<blocks, PP_THREADS, tile_t::SMEM_BYTES, a->stream>>>(
         input_map, weight_map, a->bias, static_cast<typename Op::out *>(a->output), *s, tiling,

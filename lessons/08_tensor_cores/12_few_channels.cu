@@ -247,7 +247,7 @@ template <typename Op> static void launch_few_channels(const struct conv_args *a
                                                              L::SMEM_BYTES));
     const int channel_tiles = ceil_div(s->cout, L::T::BN);
     const int pixel_tiles = ceil_div(s->n * s->h * s->w, L::T::BM);
-    const int resident = max(1, sms * per_sm / channel_tiles);
+    const int resident = max(1, conv_sms(a, sms) * per_sm / channel_tiles);
     const bool chunked = s->cout * sizeof(Out) % CHUNK_BYTES == 0 &&
                          (uintptr_t)a->output % CHUNK_BYTES == 0;
     const dim3 grid(min(pixel_tiles, resident), channel_tiles);

@@ -10,7 +10,7 @@ void run_batch_split(const struct conv_args *a)
     split_fence_in(s, a->stream);
     for (int i = 0; i < s->gpus; i++)
         if (split_slab_busy(&s->slab[i]))
-            split_compute_slab(s, &s->slab[i]);
+            split_compute_slab(s, &s->slab[i], 0);
     split_fence_out(s, a->stream);
 }
 /* [/page: batch_split] */

@@ -40,7 +40,7 @@ void run_rows_blocking(const struct conv_args *a)
     split_exchange_nccl(s, false);
     for (int i = 0; i < s->gpus; i++)
         if (split_slab_busy(&s->slab[i]))
-            split_compute_slab(s, &s->slab[i]);
+            split_compute_slab(s, &s->slab[i], 0);
     split_fence_out(s, a->stream);
 }
 /* [/page: rows_blocking] */

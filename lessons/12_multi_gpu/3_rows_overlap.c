@@ -4,8 +4,16 @@
  * arrives: its rows near the band's edges come out wrong and are redone. The exchange
  * goes on a high-priority stream, and after it, on the same stream, the band's edge
  * rows, which read the halo: every image's edge gathered into one batch, computed
- * aside, and put in place once the interior is done. */
+ * aside, and put in place once the interior is done.
+ *
+ * NCCL moves the halo with a kernel, which needs SMs of its own. Lesson 08's kernel is
+ * persistent (one block per SM, each walking its share of the tiles to the end), so an
+ * interior given every SM holds them all until it is done, and the exchange waits for
+ * it: no overlap. The interior is given all SMs but NCCL_SMS; NCCL's kernel and then
+ * the edges run on those. */
 #include "steps.h"
+
+#define NCCL_SMS 8 /* left to NCCL's kernel and the edges while the interior runs */
 
 /* One edge band of a slab: its rows [a, b) of every image (none when a == b), read
  * from the view [va, vb) around them; `in` holds every image's view, one after the
@@ -17,6 +25,7 @@ struct edge {
 
 static struct edge edges[SPLIT_MAX_GPUS][2]; /* per slab: above its interior, below */
 static bool interior[SPLIT_MAX_GPUS];       /* whether its band is thick enough to have one */
+static int interior_sms[SPLIT_MAX_GPUS];    /* the SMs it fills: all but NCCL_SMS (0: all) */
 
 static int max_int(int a, int b)
 {
@@ -58,6 +67,9 @@ void setup_rows_overlap(const struct conv_args *a)
         if (!interior[i])
             ia = ib = p->r0;
         CUDA_CHECK(cudaSetDevice(p->device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&interior_sms[i], cudaDevAttrMultiProcessorCount,
+                                          p->device));
+        interior_sms[i] = interior_sms[i] > 2 * NCCL_SMS ? interior_sms[i] - NCCL_SMS : 0;
         place_edge(s, &edges[i][0], p->r0, ia, p->n1 - p->n0);
         place_edge(s, &edges[i][1], ib, p->r1, p->n1 - p->n0);
     }
@@ -97,7 +109,7 @@ static void compute_edge(const struct split *s, const struct slab *p, const stru
     const size_t view = split_row_bytes(s, rows, s->shape.cin);
     copy_images(e->in, view, split_input_row(s, p, p->n0, e->va),
                 split_image_bytes(s, p, s->shape.cin), view, images, p->comm);
-    split_compute(s, p, images, rows, e->in, e->out, p->comm);
+    split_compute(s, p, images, rows, e->in, e->out, p->comm, NCCL_SMS);
 }
 
 /* Its right rows, [a, b) of each image's output, put in the slab's output. */
@@ -115,14 +127,14 @@ void run_rows_overlap(const struct conv_args *a)
 {
     struct split *s = &the_split;
     split_fence_in(s, a->stream);
-    /* The interiors first, each one launch over the whole slab: they start while the
-     * host still issues the exchange. Their edge rows read halo rows that may still be
-     * arriving, and are redone below. */
+    /* The interiors first, each one launch over the whole slab on all SMs but
+     * NCCL_SMS: they start while the host still issues the exchange. Their edge rows
+     * read halo rows that may still be arriving, and are redone below. */
     for (int i = 0; i < s->gpus; i++) {
         const struct slab *p = &s->slab[i];
         CUDA_CHECK(cudaSetDevice(p->device));
         if (interior[i])
-            split_compute_slab(s, p);
+            split_compute_slab(s, p, interior_sms[i]);
         CUDA_CHECK(cudaEventRecord(p->interior, p->stream));
     }
     split_exchange_nccl(s, true); /* on each slab's comm stream */

@@ -22,7 +22,7 @@ void run_peer_copy(const struct conv_args *a)
     split_for_each_halo_piece(s, copy_piece, NULL);
     for (int i = 0; i < s->gpus; i++)
         if (split_slab_busy(&s->slab[i]))
-            split_compute_slab(s, &s->slab[i]);
+            split_compute_slab(s, &s->slab[i], 0);
     split_fence_out(s, a->stream);
 }
 /* [/page: peer_copy] */

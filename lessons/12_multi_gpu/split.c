@@ -133,6 +133,27 @@ static void fill_slab(const struct split *s, struct slab *p, const struct conv_a
     }
 }
 
+/* [page: communicators] */
+/* One process drives every GPU: one communicator per GPU, made together in one group.
+ * On Hopper NCCL launches its kernel in clusters of blocks by default, which must find
+ * that many free SMs in one GPC at once: beside a persistent kernel that leaves a few
+ * SMs free (rows_overlap), a cluster may never fit until that kernel ends. Clusters of
+ * one block fit any free SM. */
+static void open_communicators(struct split *s, const int *devices)
+{
+    ncclUniqueId id;
+    NCCL_CHECK(ncclGetUniqueId(&id));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.cgaClusterSize = 1;
+    NCCL_CHECK(ncclGroupStart());
+    for (int i = 0; i < s->gpus; i++) {
+        CUDA_CHECK(cudaSetDevice(devices[i]));
+        NCCL_CHECK(ncclCommInitRankConfig(&s->comm[i], s->gpus, id, i, &config));
+    }
+    NCCL_CHECK(ncclGroupEnd());
+}
+/* [/page: communicators] */
+
 void split_open(struct split *s, const struct conv_args *a, enum split_kind kind, bool nccl)
 {
     *s = (struct split){.kind = kind, .shape = a->shape, .gpus = a->gpus,
@@ -159,8 +180,8 @@ void split_open(struct split *s, const struct conv_args *a, enum split_kind kind
         CUDA_CHECK(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming));
         CUDA_CHECK(cudaDeviceSynchronize());
     }
-    if (nccl) /* one process drives every GPU: one communicator per GPU, made together */
-        NCCL_CHECK(ncclCommInitAll(s->comm, s->gpus, devices));
+    if (nccl)
+        open_communicators(s, devices);
     CUDA_CHECK(cudaSetDevice(a->device));
     CUDA_CHECK(cudaEventCreateWithFlags(&s->start, cudaEventDisableTiming));
 }
@@ -210,14 +231,15 @@ void split_fence_out(struct split *s, cudaStream_t harness)
 /* [/page: fences] */
 
 void split_compute(const struct split *s, const struct slab *p, int images, int rows,
-                   const void *from, void *to, cudaStream_t stream)
+                   const void *from, void *to, cudaStream_t stream, int sms)
 {
     struct conv_args c = {.shape = s->shape,
                           .weights = p->weights,
                           .bias = p->bias,
                           .stream = stream,
                           .device = p->device,
-                          .gpus = 1};
+                          .gpus = 1,
+                          .sms = sms};
     c.shape.h = rows;
     /* The kernels index a tensor with 32-bit integers: a block of more elements goes in
      * launches of as many whole images as stay below 2^31 (one image must). */
@@ -233,9 +255,9 @@ void split_compute(const struct split *s, const struct slab *p, int images, int 
     }
 }
 
-void split_compute_slab(const struct split *s, const struct slab *p)
+void split_compute_slab(const struct split *s, const struct slab *p, int sms)
 {
-    split_compute(s, p, p->n1 - p->n0, held_rows(p), p->input, p->output, p->stream);
+    split_compute(s, p, p->n1 - p->n0, held_rows(p), p->input, p->output, p->stream, sms);
 }
 
 /* [page: halo_pieces] */

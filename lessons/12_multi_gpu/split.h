@@ -61,14 +61,14 @@ void split_fence_out(struct split *s, cudaStream_t harness);
 /* The kernel on `images` images of `rows` rows each, contiguous at `from` (cin
  * channels), written at `to` (cout channels), on slab p's GPU with its weights, on
  * stream, in as many launches as 32-bit indexing needs (an image of 2^31 elements or
- * more is beyond it). Each image's first and last rows are padded as the image's edges
- * are: only the output rows whose filter reach stays inside them (or meets the image's
- * own edge) are right. */
+ * more is beyond it), a persistent kernel on at most `sms` SMs (0: all of them). Each
+ * image's first and last rows are padded as the image's edges are: only the output
+ * rows whose filter reach stays inside them (or meets the image's own edge) are right. */
 void split_compute(const struct split *s, const struct slab *p, int images, int rows,
-                   const void *from, void *to, cudaStream_t stream);
+                   const void *from, void *to, cudaStream_t stream, int sms);
 /* Slab p's images whole on its stream: a batch split's share, or a row slab with its
  * halo rows, whose rows [top, top + r1 - r0) come out right. */
-void split_compute_slab(const struct split *s, const struct slab *p);
+void split_compute_slab(const struct split *s, const struct slab *p, int sms);
 
 /* Where row `row` (absolute) of image `image` (of the layer) lies in slab p's input or
  * output. */

@@ -163,7 +163,7 @@ static long check_slabs(const struct split *s)
         for (int n = p->n0; n < p->n1; n += CHECK_IMAGES) {
             const int count = p->n1 - n < CHECK_IMAGES ? p->n1 - n : CHECK_IMAGES;
             split_compute(s, p, count, held, split_input_row(s, p, n, p->r0 - p->top), alone,
-                          p->stream);
+                          p->stream, 0);
             CUDA_CHECK(cudaStreamSynchronize(p->stream));
             for (int k = 0; k < count; k++)
                 differ += !same_rows(s, p, n + k,

@@ -26,7 +26,16 @@ struct conv_args {
     /* The GPUs the run uses, device, device + 1, ... (gpus of them; 1 but in lesson
      * 12); stream belongs to the first. */
     int device, gpus;
+    /* The SMs a persistent kernel (one wave of blocks that walk the tiles) may fill: 0
+     * for all of the GPU's; lesson 12 leaves some to NCCL's kernel (conv_sms). */
+    int sms;
 };
+
+/* The SMs a persistent launcher fills on a GPU of gpu_sms: a->sms where that is fewer. */
+static inline int conv_sms(const struct conv_args *a, int gpu_sms)
+{
+    return a->sms > 0 && a->sms < gpu_sms ? a->sms : gpu_sms;
+}
 
 /* What a lesson's entry points are: a variant's setup and run (struct conv_variant,
  * conv_op.h) each take the launch arguments and return nothing. A lesson's header
