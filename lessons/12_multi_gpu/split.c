@@ -133,12 +133,12 @@ static void fill_slab(const struct split *s, struct slab *p, const struct conv_a
     }
 }
 
-/* [page: communicators] */
 /* One process drives every GPU: one communicator per GPU, made together in one group.
  * On Hopper NCCL launches its kernel in clusters of blocks by default, which must find
  * that many free SMs in one GPC at once: beside a persistent kernel that leaves a few
  * SMs free (rows_overlap), a cluster may never fit until that kernel ends. Clusters of
  * one block fit any free SM. */
+/* [page: communicators] */
 static void open_communicators(struct split *s, const int *devices)
 {
     ncclUniqueId id;
