@@ -5,8 +5,10 @@
 One call of conv_lessons.conv2d, top to bottom: the checks on the tensors' metadata (the
 same for the real kernel and the fake one), the custom op that torch.compile sees, the
 C library reached through ctypes, and the lesson's kernel queued on PyTorch's current
-stream. Beside it, torch.compile's path: the fake kernel alone, which gives the output's
-shape, dtype and strides without running anything.
+stream. On the left, the eager call's shortcut: with nothing that needs the dispatcher
+(no torch.compile, gradient, fake tensors, modes or profiler) the checks go straight to
+the C library. Beside it, torch.compile's path: the fake kernel alone, which gives the
+output's shape, dtype and strides without running anything.
 """
 import matplotlib
 
@@ -53,11 +55,18 @@ def arrow(ax, start, end, colour="#555555", style="-|>"):
 
 
 def main():
-    fig, ax = plt.subplots(figsize=(9.5, 6.6))
+    fig, ax = plt.subplots(figsize=(11, 6.6))
     for s in STEPS:
         step(ax, *s)
     for upper, lower in zip(STEPS, STEPS[1:]):
         arrow(ax, (upper[0], upper[1] - 0.6), (lower[0], lower[1] + 0.6))
+    ax.text(3.15, 6.45, "torch.compile, gradient, modes", ha="left", va="center", fontsize=7.5)
+    # The eager shortcut: the op's code runs without the dispatcher (11 us less a call).
+    ax.add_patch(FancyArrowPatch((0.4, 7.3), (0.4, 3.9), arrowstyle="-|>", mutation_scale=9,
+                                 color="#4c72b0", linewidth=0.9, shrinkA=0, shrinkB=0,
+                                 connectionstyle="bar,fraction=0.15"))
+    ax.text(-0.45, 5.6, "eager, nothing\nneeds the\ndispatcher:\nstraight on", ha="right",
+            va="center", fontsize=7.5, color="#4c72b0")
     step(ax, *FAKE)
     arrow(ax, (5.7, 5.6), (6.85, 5.6))
     ax.text(6.25, 5.85, "torch.compile\ntraces", ha="center", va="bottom", fontsize=7.5)
@@ -65,10 +74,10 @@ def main():
     arrow(ax, (5.65, 7.3), (7.2, 7.3), colour=ERROR_COLOUR)
     ax.text(7.3, 7.3, "ValueError, TypeError,\nNotImplementedError:\nthe user's words",
             ha="left", va="center", fontsize=8, color=ERROR_COLOUR)
-    ax.text(0.2, 4.75, "Python", fontsize=8, color="#4c72b0", rotation=90, va="center")
-    ax.text(0.2, 2.2, "C", fontsize=8, color="#a0702a", rotation=90, va="center")
-    ax.text(0.2, 0.5, "GPU", fontsize=8, color="#3a7d3a", rotation=90, va="center")
-    ax.set_xlim(0, 11)
+    ax.text(-2.0, 7.3, "Python", fontsize=8, color="#4c72b0", rotation=90, va="center")
+    ax.text(-2.0, 3.05, "C", fontsize=8, color="#a0702a", rotation=90, va="center")
+    ax.text(-2.0, 0.5, "GPU", fontsize=8, color="#3a7d3a", rotation=90, va="center")
+    ax.set_xlim(-2.2, 11)
     ax.set_ylim(-0.3, 9.8)
     ax.axis("off")
     ax.set_title("One call of conv_lessons.conv2d", fontsize=11)
