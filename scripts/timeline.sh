@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # timeline.sh CSV COMMAND [ARG...]: runs COMMAND with tools/timeline.c's library loaded
 # by the CUDA driver (CUDA_INJECTION64_PATH), which writes every kernel, copy and memset
-# of every GPU to CSV when COMMAND exits; plots/timeline.py draws it. COMMAND's own exit
-# status is returned. The library is build/lib/libtimeline.so, or CONV_TIMELINE_LIB.
+# of every GPU and every CUDA call of the host to CSV when COMMAND exits;
+# plots/timeline.py draws it. COMMAND's own exit status is returned. The library is build/lib/libtimeline.so, or CONV_TIMELINE_LIB.
 #
 #   scripts/timeline.sh trace.csv build/bin/12_multi_gpu --variant rows_overlap --gpus 2
 #   python3 plots/timeline.py trace.csv timeline.png
