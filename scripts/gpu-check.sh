@@ -21,7 +21,9 @@
 #           multi.csv (commit it as results/<gpu>xN/bench.csv) and the interconnect
 #           sweep (exchange_sweep), a timeline of rows_blocking and rows_overlap
 #           (scripts/timeline.sh), and a layer larger than one GPU's memory
-#           (big_layer, 107 GB over every GPU); one line on one GPU
+#           (big_layer, 107 GB over every GPU); one line on one GPU. MULTI="test timeline"
+#           runs only those of its parts (test, sweep, timeline, exchange, big), for
+#           machines that cap one command's time (the sweep alone takes minutes)
 # No stage: all six, starting the sweep's CSVs afresh (bench.csv, multi.csv, and lesson
 # 11's frames.csv and 11_sweep.csv). Logs, the CSV and the plots go to $OUT when it is
 # set (the device tool's folder), else to build/gpu-check; in $OUT, as summary.txt and
@@ -146,27 +148,38 @@ for stage in "${stages[@]}"; do
             echo "multi: one GPU here; lesson 12's splits need two or more" | tee -a "$summary"
             continue
         fi
-        step multi-test ctest --test-dir "$root/build" -R "^12_multi_gpu\." --output-on-failure
-        grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/multi-test.log" | tail -n 20 \
-            | tee -a "$summary"
-        step multi-bench multi_sweep
-        grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary"
+        parts=" ${MULTI:-test sweep timeline exchange big} "
+        if [[ $parts == *" test "* ]]; then
+            step multi-test ctest --test-dir "$root/build" -R "^12_multi_gpu\." --output-on-failure
+            grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/multi-test.log" | tail -n 20 \
+                | tee -a "$summary"
+        fi
+        if [[ $parts == *" sweep "* ]]; then
+            step multi-bench multi_sweep
+            grep -E "^(==|skipped)|FAIL" "$out/multi-bench.log" >>"$summary"
+        fi
         # The exchange beside the interior: rows_blocking and rows_overlap of the U-Net
         # layer on two GPUs, every kernel traced (scripts/timeline.sh) and drawn.
-        py=$("$root/scripts/python-env.sh")
-        for v in rows_blocking rows_overlap; do
-            step "timeline-$v" "$root/scripts/timeline.sh" "$work/timeline_$v.csv" \
-                "$root/build/bin/12_multi_gpu" --preset unet-64x64 --gpus 2 --variant "$v" \
-                --reps 5 --warmup 2
-            step "timeline-$v-plot" "$py" "$root/plots/timeline.py" "$work/timeline_$v.csv" \
-                "$out/timeline_$v.png"
-            cat "$out/timeline-$v-plot.log" >>"$summary"
-            cp "$work/timeline_$v.csv" "$out/" 2>/dev/null
-        done
-        step exchange_sweep "$root/build/bin/exchange_sweep"
-        cat "$out/exchange_sweep.log" >>"$summary"
-        step big_layer "$root/build/bin/big_layer"
-        cat "$out/big_layer.log" >>"$summary" ;;
+        if [[ $parts == *" timeline "* ]]; then
+            py=$("$root/scripts/python-env.sh")
+            for v in rows_blocking rows_overlap; do
+                step "timeline-$v" "$root/scripts/timeline.sh" "$work/timeline_$v.csv" \
+                    "$root/build/bin/12_multi_gpu" --preset unet-64x64 --gpus 2 --variant "$v" \
+                    --reps 5 --warmup 2
+                step "timeline-$v-plot" "$py" "$root/plots/timeline.py" "$work/timeline_$v.csv" \
+                    "$out/timeline_$v.png"
+                cat "$out/timeline-$v-plot.log" >>"$summary"
+                cp "$work/timeline_$v.csv" "$out/" 2>/dev/null
+            done
+        fi
+        if [[ $parts == *" exchange "* ]]; then
+            step exchange_sweep "$root/build/bin/exchange_sweep"
+            cat "$out/exchange_sweep.log" >>"$summary"
+        fi
+        if [[ $parts == *" big "* ]]; then
+            step big_layer "$root/build/bin/big_layer"
+            cat "$out/big_layer.log" >>"$summary"
+        fi ;;
     *) echo "gpu-check: unknown stage '$stage' (test, ptx, python, bench, extras, multi)"; exit 2 ;;
     esac
 done
