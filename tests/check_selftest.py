@@ -6,6 +6,7 @@ Standard library only.
 """
 import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -20,6 +21,19 @@ class CheckTest(unittest.TestCase):
         done = subprocess.run([sys.executable, str(self.script), *flags, str(root)],
                               capture_output=True, text=True)
         return done.returncode, done.stdout + done.stderr
+
+    def run_on_files(self, files):
+        """Runs the check on a repository of these files ({path: text, or bytes}) alone;
+        returns its exit code and output."""
+        with tempfile.TemporaryDirectory() as root:
+            for path, content in files.items():
+                target = Path(root) / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, bytes):
+                    target.write_bytes(content)
+                else:
+                    target.write_text(content)
+            return self.run_script(root)
 
     def changed(self, text, old, new):
         """text with old, which it must hold exactly once, replaced by new."""

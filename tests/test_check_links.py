@@ -7,8 +7,6 @@ pass, where the change is allowed).
 
 Standard library only.
 """
-import tempfile
-from pathlib import Path
 
 from check_selftest import CheckTest, main
 
@@ -60,14 +58,9 @@ BROKEN = [
 
 class CheckLinks(CheckTest):
     def run_check(self, page):
-        with tempfile.TemporaryDirectory() as root:
-            (Path(root) / "docs" / "img").mkdir(parents=True)
-            (Path(root) / "docs" / "img" / "08_ladder.png").write_bytes(b"png")
-            (Path(root) / "docs" / "answers.md").write_text(ANSWERS)
-            (Path(root) / "results").mkdir()
-            (Path(root) / "results" / "notes.md").write_text("# Notes\n")
-            (Path(root) / "docs" / "08_tensor_cores.md").write_text(page)
-            return self.run_script(root)
+        return self.run_on_files({"docs/img/08_ladder.png": b"png", "docs/answers.md": ANSWERS,
+                                  "results/notes.md": "# Notes\n",
+                                  "docs/08_tensor_cores.md": page})
 
     def test_page_passes(self):
         rc, out = self.run_check(PAGE)

@@ -7,8 +7,6 @@ it must print (or pass, where the change is allowed).
 
 Standard library only.
 """
-import tempfile
-from pathlib import Path
 
 from check_selftest import CheckTest, main
 
@@ -19,11 +17,7 @@ PAGE = "# 08 · Tensor cores\n\n" + RESULTS + FILLER.strip() + "\n"
 
 class CheckPageForm(CheckTest):
     def run_check(self, page, name="08_tensor_cores.md"):
-        with tempfile.TemporaryDirectory() as root:
-            (Path(root) / "docs").mkdir()
-            (Path(root) / "docs" / name).write_text(page)
-            (Path(root) / "README.md").write_text("# The course\n")
-            return self.run_script(root)
+        return self.run_on_files({f"docs/{name}": page, "README.md": "# The course\n"})
 
     def test_page_passes(self):
         rc, out = self.run_check(PAGE)
