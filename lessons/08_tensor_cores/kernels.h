@@ -51,8 +51,12 @@ conv_launcher launch_conv2d_wgmma_fp16_narrow;
  * NULL where it takes the shape, else why not. */
 conv_launcher launch_conv2d_few_channels_fp16;
 const char *few_channels_unsupported(const struct conv_shape *s);
-/* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, step 11
- * elsewhere. */
+/* Step 13: at most 64 input channels (128 bytes a pixel): each tile's input rows loaded
+ * once with their halo, every tap's A a shifted view of them, the block's weights kept in
+ * shared memory (13_halo_tile.cu); step 11 elsewhere. */
+conv_launcher launch_conv2d_wgmma_fp16_halo;
+/* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, else step
+ * 13 where it does, else step 11. */
 conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_wgmma_tf32;
 
 /* Where the final kernels (wgmma_fp16, ...) are faster than mma.sync's on a 9.0 GPU (for

@@ -187,31 +187,47 @@ static inline CUtensorMapDataType tensor_map_type(const float *)
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
 
-/* The layer's tensor maps for blocks of BN output channels.
- * input: the NHWC input as C x W x H x N (innermost first), box BOX_CHANNELS x BW x BH x 1.
- * weights: the KRSC weights as C x (R*S) x K, box BOX_CHANNELS x 1 x BN.
- * Encoded at every launch: the maps hold the tensors' addresses, and the harness rotates
- * its buffers between runs. A few microseconds of host work. */
+/* The layer's tensor maps. Encoded at every launch: the maps hold the tensors'
+ * addresses, and the harness rotates its buffers between runs. A few microseconds of
+ * host work each.
+ * input: the NHWC input as C x W x H x N (innermost first), box BOX_CHANNELS x box_w x
+ * box_h x 1 (a block's BW x BH pixels; step 13's with their halo). */
+template <typename Elem>
+static void encode_input_map(const struct conv_args *a, cuuint32_t box_w, cuuint32_t box_h,
+                             CUtensorMap *map)
+{
+    const struct conv_shape *s = &a->shape;
+    const Elem *input = static_cast<const Elem *>(a->input);
+    const cuuint64_t row = (cuuint64_t)s->cin * sizeof(Elem); /* bytes of a pixel's channels */
+    const cuuint64_t dims[4] = {(cuuint64_t)s->cin, (cuuint64_t)s->w, (cuuint64_t)s->h,
+                                (cuuint64_t)s->n};
+    const cuuint64_t strides[3] = {row, row * s->w, row * s->w * s->h};
+    const cuuint32_t box[4] = {TMA_ROW_BYTES / sizeof(Elem), box_w, box_h, 1};
+    encode_tensor_map(map, tensor_map_type(input), 4, a->input, dims, strides, box, "input");
+}
+
+/* weights: the KRSC weights as C x (R*S) x K, box BOX_CHANNELS x 1 x BN. */
+template <typename Elem, int BN>
+static void encode_weight_map(const struct conv_args *a, CUtensorMap *map)
+{
+    const struct conv_shape *s = &a->shape;
+    const cuuint64_t taps = (cuuint64_t)s->ksize * s->ksize;
+    const cuuint64_t row = (cuuint64_t)s->cin * sizeof(Elem); /* bytes of a tap's channels */
+    const cuuint64_t dims[3] = {(cuuint64_t)s->cin, taps, (cuuint64_t)s->cout};
+    const cuuint64_t strides[2] = {row, row * taps};
+    const cuuint32_t box[3] = {TMA_ROW_BYTES / sizeof(Elem), 1, BN}; /* box sizes: 256 at most */
+    encode_tensor_map(map, tensor_map_type(static_cast<const Elem *>(a->weights)), 3, a->weights,
+                      dims, strides, box, "weights");
+}
+
+/* Both, for blocks of 128 pixels and BN output channels. */
 template <typename Elem, int BN>
 static void encode_layer_maps(const struct conv_args *a, const struct pixel_tiling &tiling,
                               CUtensorMap *input_map, CUtensorMap *weight_map)
 {
-    const struct conv_shape *s = &a->shape;
-    const Elem *input = static_cast<const Elem *>(a->input);
-    const cuuint64_t c = (cuuint64_t)s->cin, taps = (cuuint64_t)s->ksize * s->ksize;
-    const cuuint64_t row = c * sizeof(Elem); /* bytes of one pixel's (or tap's) channels */
-    const cuuint32_t box_channels = tma_tile<Elem, BN>::BOX_CHANNELS;
-    const cuuint64_t input_dims[4] = {c, (cuuint64_t)s->w, (cuuint64_t)s->h, (cuuint64_t)s->n};
-    const cuuint64_t input_strides[3] = {row, row * s->w, row * s->w * s->h};
-    const cuuint32_t input_box[4] = {box_channels, 1u << tiling.width_log2,
-                                     (cuuint32_t)WG_BM >> tiling.width_log2, 1};
-    encode_tensor_map(input_map, tensor_map_type(input), 4, a->input, input_dims, input_strides,
-                      input_box, "input");
-    const cuuint64_t weight_dims[3] = {c, taps, (cuuint64_t)s->cout};
-    const cuuint64_t weight_strides[2] = {row, row * taps};
-    const cuuint32_t weight_box[3] = {box_channels, 1, BN}; /* box sizes: 256 at most */
-    encode_tensor_map(weight_map, tensor_map_type(input), 3, a->weights, weight_dims,
-                      weight_strides, weight_box, "weights");
+    encode_input_map<Elem>(a, 1u << tiling.width_log2, (cuuint32_t)WG_BM >> tiling.width_log2,
+                           input_map);
+    encode_weight_map<Elem, BN>(a, weight_map);
 }
 
 /* Launches a TMA kernel of `threads` threads over the layer: a block per rectangle of

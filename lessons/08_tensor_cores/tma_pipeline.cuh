@@ -161,6 +161,53 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap 
 #endif
 }
 
+/* The other way (step 13's epilogue): the box at `src` in shared memory to the tensor
+ * at coordinates (c0, c1, c2, c3); what lies outside the tensor is not written. The
+ * store joins this thread's current bulk group. */
+static __device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, const void *src, int c0,
+                                                    int c1, int c2, int c3)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"
+                 " [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+                 "r"(smem_address(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+#endif
+}
+
+/* Closes this thread's bulk group: the stores issued since become one group. */
+static __device__ __forceinline__ void bulk_commit(void)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
+/* Waits until this thread's bulk groups have read their shared memory (it may be
+ * written again), or, whole, until their writes are done. */
+static __device__ __forceinline__ void bulk_wait_read(void)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void bulk_wait(void)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+/* The threads of named barrier `id` (1..15; 0 is __syncthreads') wait for each other:
+ * `count` threads, whole warps. */
+static __device__ __forceinline__ void named_barrier_sync(int id, int count)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+#endif
+}
+
 /* The driver's tensor-map encoder, found through the runtime once, so that the lesson
  * links the runtime alone (statically) and not libcuda. */
 typedef decltype(&cuTensorMapEncodeTiled) tensor_map_encoder;
