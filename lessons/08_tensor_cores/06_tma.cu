@@ -51,7 +51,6 @@ __global__ void __launch_bounds__(TMA_ONLY_THREADS, 1)
     const int group = threadIdx.x / 128;
     float acc[tile_t::ACCUMULATORS] = {};
     ring_position<STAGES> at;
-    /* [page: tma-step-loop] */
     for (int t = 0; t < block.steps; t++) {
         barrier_wait(&full[at.stage], at.phase);
         multiply_step<Op, 128>(acc, tile_t::a_rows(ring, at.stage, group),
@@ -67,7 +66,6 @@ __global__ void __launch_bounds__(TMA_ONLY_THREADS, 1)
         }
         at.advance();
     }
-    /* [/page: tma-step-loop] */
     wgmma_wait<0>();
     pin_accumulators(acc);
 

@@ -117,7 +117,6 @@ struct halo_tile {
     }
 };
 
-/* [page: halo-epilogue] */
 /* Pixel row h of a warpgroup's tile, with the bias, into its output buffer: pixel p of
  * the tile is the buffer's 128-byte row p, channels 8 j.. in its 16-byte chunk j ^ (p % 8)
  * (the 128-byte swizzle the TMA store reads). The accumulators are laid out as in
@@ -142,7 +141,6 @@ static __device__ __forceinline__ void stage_output(const float (&acc)[HALO_BN /
         }
     }
 }
-/* [/page: halo-epilogue] */
 
 template <typename Op, int KSIZE>
 __global__ void __launch_bounds__(HALO_THREADS, 1)
@@ -180,7 +178,6 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
     if (warpgroup == HALO_CONSUMERS) {
         registers_down<HALO_PRODUCER_REGISTERS>();
         if (threadIdx.x == HALO_CONSUMERS * 128) {
-            /* [page: halo-producer] */
             barrier_expect_bytes(&weights_full, L::WEIGHT_BYTES);
             for (int t = 0; t < KSIZE * KSIZE; t++)
                 tma_load_3d(weights + t * (HALO_TAP_BYTES / CHUNK_BYTES), &weight_map,
@@ -196,7 +193,6 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
                             &full[at.stage], 0, p.x0 - KSIZE / 2, p.y0 - KSIZE / 2, p.n);
                 at.advance();
             }
-            /* [/page: halo-producer] */
         }
         return;
     }
@@ -237,7 +233,6 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
         if (lane == 0)
             barrier_arrive(&empty[at.stage]);
         at.skip(HALO_CONSUMERS);
-        /* [page: halo-store] */
         /* The buffer is free once the store before has read it. */
         if (leader)
             bulk_wait_read();
@@ -251,7 +246,6 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
             tma_store_4d(&output_map, out_buffer, j0, p.x0, p.y0, p.n);
             bulk_commit();
         }
-        /* [/page: halo-store] */
     }
     if (leader)
         bulk_wait(); /* the last store done before the block's shared memory goes */

@@ -61,10 +61,11 @@ conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_
 
 /* Where the final kernels (wgmma_fp16, ...) are faster than mma.sync's on a 9.0 GPU (for
  * those who pick one: the PyTorch package, lesson 12): step 12's few-channel kernel, or
- * step 11's TMA path, which needs whole 16-byte rows of channels (8 fp16 or bf16). Where
- * it has them, step 11's tiles win at any width: unet-64x64 took 0.33 ms on mma_fp16 and
- * 0.22 on wgmma_fp16 (results/h200/08_ladder/bench_9aed403.csv); unet-3x64 (3 channels)
- * 0.19 on mma_fp16 and 0.076 on step 12 (bench_34bf365.csv). */
+ * the TMA paths of steps 11 and 13, which need whole 16-byte rows of channels (8 fp16 or
+ * bf16). Where they have them, they win at any width: unet-64x64 took 0.33 ms on
+ * mma_fp16, 0.22 on step 11 (results/h200/08_ladder/bench_9aed403.csv) and 0.12 on step
+ * 13 (bench_bc964d1.csv); unet-3x64 (3 channels) 0.19 on mma_fp16 and 0.076 on step 12
+ * (bench_34bf365.csv). */
 static inline bool wgmma_beats_mma(const struct conv_shape *s)
 {
     return s->cin % 8 == 0 || few_channels_unsupported(s) == NULL;
