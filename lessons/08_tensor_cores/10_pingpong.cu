@@ -20,7 +20,9 @@
  *     round r + 2: it would read the stage before its bytes have landed.
  *
  * Step 10 runs BN = 128; step 11 (11_narrow_tile.cu) launches the same kernel with
- * BN = 64 too, and on bf16 and TF32 (wgmma.m64n<BN>k8.tf32: 32 channels per 128-byte row).
+ * BN = 64 too, and on bf16 and TF32 (wgmma.m64n<BN>k8.tf32: 32 channels per 128-byte row);
+ * step 14 (14_staged_store.cu) with STAGED: the output through shared memory and TMA
+ * stores, as step 13's.
  *
  *   build/bin/08_tensor_cores --preset unet-64x128 --variant wgmma_fp16_pingpong
  */
@@ -30,12 +32,13 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
-#define PP_BN 128 /* step 10's tile width */
+#define PP_BN 128      /* step 10's tile width */
 #define PP_CONSUMERS 2 /* warpgroups 0 and 1; the producer is warpgroup 2 */
 #define PP_THREADS (128 * (PP_CONSUMERS + 1))
 #define PP_WARPS_PER_CONSUMER 4
 #define PP_PRODUCER_REGISTERS 40 /* 128 x 40 + 256 x 232 = 64512 registers */
 #define PP_CONSUMER_REGISTERS 232
+#define PP_SMEM_LIMIT (227 * 1024) /* an H100's or H200's shared memory per block */
 
 /* One step of a warpgroup's 128 x BN tile: for each 16 values of k, the wgmma of rows
  * 0..63 and of rows 64..127 (8 KB further in A), committed as one group. */
@@ -59,17 +62,34 @@ static __device__ __forceinline__ void multiply_tile_step(float (&acc)[2][BN / 2
     wgmma_commit();
 }
 
-template <typename Op, int BN>
+/* The block's shared memory: step 10's ring, and with STAGED (step 14) a buffer of 64
+ * rows x BN output channels per consumer warpgroup, the ring one stage shorter where
+ * both would not fit (TF32 at BN = 128: 5 stages of 32 KB and 2 x 32 KB). */
+template <typename Op, int BN, bool STAGED> struct pingpong_layout {
+    typedef tma_tile<typename Op::elem, BN> tile_t;
+    static constexpr int STAGING_BYTES =
+        STAGED ? WG_ROWS_PER_GROUP * BN * (int)sizeof(typename Op::out) : 0;
+    static constexpr int STAGES = tile_t::SMEM_BYTES + PP_CONSUMERS * STAGING_BYTES <= PP_SMEM_LIMIT
+                                      ? tile_t::STAGES
+                                      : tile_t::STAGES - 1;
+    static constexpr int SMEM_BYTES =
+        STAGES * tile_t::STAGE_BYTES + WG_SWIZZLE_ATOM + PP_CONSUMERS * STAGING_BYTES;
+    static_assert(SMEM_BYTES <= PP_SMEM_LIMIT, "the ring and the buffers fit one block");
+};
+
+template <typename Op, int BN, bool STAGED>
 __global__ void __launch_bounds__(PP_THREADS, 1)
     conv2d_wgmma_pingpong(const __grid_constant__ CUtensorMap input_map,
                           const __grid_constant__ CUtensorMap weight_map,
+                          const __grid_constant__ CUtensorMap output_map,
                           const float *__restrict__ bias, typename Op::out *__restrict__ output,
                           struct conv_shape s, struct pixel_tiling tiling, int channel_tiles,
                           int tiles)
 {
     typedef typename Op::elem E;
     typedef tma_tile<E, BN> tile_t;
-    constexpr int STAGES = tile_t::STAGES;
+    typedef pingpong_layout<Op, BN, STAGED> L;
+    constexpr int STAGES = L::STAGES;
     extern __shared__ uint4 smem[];
     __shared__ uint64_t full[STAGES], empty[STAGES];
     __shared__ uint64_t turn[PP_CONSUMERS]; /* turn[g]: warpgroup g may start its next tile */
@@ -151,17 +171,35 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
         pin_accumulators(acc[1]);
         if (lane == 0)
             barrier_arrive(&empty[previous]);
+        if constexpr (STAGED) {
+            /* [page: staged-halves] */
+            uint4 *buffer =
+                ring + STAGES * tile_t::CHUNKS + warpgroup * (L::STAGING_BYTES / CHUNK_BYTES);
 #pragma unroll
-        for (int half = 0; half < 2; half++)
-            store_tile<BN>(acc[half], output, bias, s.cout, block.j0, half,
-                              [&](int row) { return block.pixel_of(row, s, tiling); });
+            for (int half = 0; half < 2; half++) {
+                const int first = half * WG_ROWS_PER_GROUP; /* the half's first pixel */
+                store_rows_tma<BN, typename Op::out, 1>(
+                    acc[half], bias, s.cout, block.j0, buffer, &output_map,
+                    block.x0 + (first & ((1 << tiling.width_log2) - 1)),
+                    block.y0 + (first >> tiling.width_log2), block.n);
+            }
+            /* [/page: staged-halves] */
+        } else {
+#pragma unroll
+            for (int half = 0; half < 2; half++)
+                store_tile<BN>(acc[half], output, bias, s.cout, block.j0, half,
+                               [&](int row) { return block.pixel_of(row, s, tiling); });
+        }
     }
+    if (STAGED && threadIdx.x % 128 == 0)
+        bulk_wait(); /* the last stores done before the block's shared memory goes */
 }
 
-/* One block per SM (of those a->sms leaves it), or one per tile where there are fewer. */
-template <typename Op, int BN> void launch_pingpong(const struct conv_args *a)
+/* One block per SM (of those a->sms leaves it), or one per tile where there are fewer.
+ * STAGED needs output_is_tma_storable. */
+template <typename Op, int BN, bool STAGED> void launch_pingpong(const struct conv_args *a)
 {
-    typedef tma_tile<typename Op::elem, BN> tile_t;
+    typedef pingpong_layout<Op, BN, STAGED> L;
     const struct conv_shape *s = &a->shape;
     const struct pixel_tiling tiling = pixel_tiling_of(s);
     const int channel_tiles = ceil_div(s->cout, BN);
@@ -170,33 +208,39 @@ template <typename Op, int BN> void launch_pingpong(const struct conv_args *a)
         launch_warp_specialised<Op, 128, 1>(a);
         return;
     }
-    CUtensorMap input_map, weight_map;
+    CUtensorMap input_map, weight_map, output_map = {};
     encode_layer_maps<typename Op::elem, BN>(a, tiling, &input_map, &weight_map);
-    auto kernel = conv2d_wgmma_pingpong<Op, BN>;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    tile_t::SMEM_BYTES));
+    if (STAGED) /* a box per 64 pixels of a tile: BW >= 64 wide, else 64 / BW rows of BW */
+        encode_output_map<typename Op::out>(a, min(1 << tiling.width_log2, WG_ROWS_PER_GROUP),
+                                            max(WG_ROWS_PER_GROUP >> tiling.width_log2, 1),
+                                            &output_map);
+    auto kernel = conv2d_wgmma_pingpong<Op, BN, STAGED>;
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
     int device, sms;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     sms = conv_sms(a, sms);
     const int blocks = (int)(tiles < sms ? tiles : sms);
-    kernel<<<blocks, PP_THREADS, tile_t::SMEM_BYTES, a->stream>>>(
-        input_map, weight_map, a->bias, static_cast<typename Op::out *>(a->output), *s, tiling,
-        channel_tiles, (int)tiles);
+    kernel<<<blocks, PP_THREADS, L::SMEM_BYTES, a->stream>>>(
+        input_map, weight_map, output_map, a->bias, static_cast<typename Op::out *>(a->output), *s,
+        tiling, channel_tiles, (int)tiles);
     CUDA_CHECK_LAUNCH();
 }
 
-template void launch_pingpong<mma_fp16, 64>(const struct conv_args *a);
-template void launch_pingpong<mma_fp16, 128>(const struct conv_args *a);
-template void launch_pingpong<mma_bf16, 64>(const struct conv_args *a);
-template void launch_pingpong<mma_bf16, 128>(const struct conv_args *a);
-template void launch_pingpong<mma_tf32, 64>(const struct conv_args *a);
-template void launch_pingpong<mma_tf32, 128>(const struct conv_args *a);
+#define PINGPONG_LAUNCHERS(Op)                                                                     \
+    template void launch_pingpong<Op, 64, false>(const struct conv_args *a);                       \
+    template void launch_pingpong<Op, 128, false>(const struct conv_args *a);                      \
+    template void launch_pingpong<Op, 64, true>(const struct conv_args *a);                        \
+    template void launch_pingpong<Op, 128, true>(const struct conv_args *a);
+PINGPONG_LAUNCHERS(mma_fp16)
+PINGPONG_LAUNCHERS(mma_bf16)
+PINGPONG_LAUNCHERS(mma_tf32)
 
 extern "C" void launch_conv2d_wgmma_fp16_pingpong(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(mma_fp16::elem), a->input, a->weights))
         launch_wgmma_cp_async<mma_fp16>(a);
     else
-        launch_pingpong<mma_fp16, PP_BN>(a);
+        launch_pingpong<mma_fp16, PP_BN, false>(a);
 }

@@ -12,16 +12,14 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
-#define NARROW_COUT 64 /* layers with at most this many output channels: BN = 64 */
-
 template <typename Op> void launch_narrow_tile(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
         launch_wgmma_cp_async<Op>(a);
     else if (a->shape.cout <= NARROW_COUT)
-        launch_pingpong<Op, 64>(a);
+        launch_pingpong<Op, 64, false>(a);
     else
-        launch_pingpong<Op, 128>(a);
+        launch_pingpong<Op, 128, false>(a);
 }
 
 template void launch_narrow_tile<mma_fp16>(const struct conv_args *a);

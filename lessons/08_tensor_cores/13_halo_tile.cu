@@ -14,12 +14,12 @@
  *   - the weights of the block's 64 output channels, R*S x 64 rows of 128 bytes (72 KB
  *     at 3x3), are loaded once per block and kept: a block walks the tiles of one
  *     channel tile only;
- *   - the output leaves through shared memory: a warpgroup writes its tile's
- *     accumulators, with the bias, into a 16 KB buffer in the TMA's swizzle and one of
- *     its threads stores the buffer with one TMA box (64 channels x 64 x 2 pixels; the
- *     TMA leaves out what lies beyond the tensor). Stored from the fragments, 4 bytes
+ *   - the output leaves through shared memory (store_rows_tma, tma_conv.cuh): a
+ *     warpgroup writes each tile row's accumulators, with the bias, into an 8 KB buffer
+ *     of its own in the TMA's swizzle, and one of its threads stores the buffer as one
+ *     TMA box (the TMA leaves out what lies beyond the tensor). Stored from the fragments, 4 bytes
  *     at a time as in step 10, the stores cost more than the multiplies (unet-64x64 on
- *     the H200: 0.20 ms so, 0.10 with no stores at all, 0.12 with this epilogue);
+ *     the H200: 0.20 ms so, 0.10 with no stores at all);
  *   - the rest is step 10: persistent blocks, a producer warp, two consumer warpgroups
  *     taking whole 128 x 64 tiles in turn.
  * At 3x3 the input crosses into shared memory 66 x 4 / 128 = 2.06 times instead of 9,
@@ -44,7 +44,7 @@
 #define HALO_PRODUCER_REGISTERS 40
 #define HALO_CONSUMER_REGISTERS 232
 #define HALO_TAP_BYTES (HALO_BN * TMA_ROW_BYTES) /* one tap's weights: 64 rows, 8 KB */
-#define HALO_SMEM_LIMIT (227 * 1024) /* an H100's or H200's shared memory per block */
+#define HALO_SMEM_LIMIT (227 * 1024)             /* an H100's or H200's shared memory per block */
 #define HALO_OUT_BYTES (HALO_BW * HALO_BH * TMA_ROW_BYTES) /* a tile's output: 16 KB */
 
 /* A block's shared memory for a KSIZE x KSIZE filter: the weights, STAGES stages of
@@ -57,8 +57,8 @@ template <int KSIZE> struct halo_layout {
         (BOX_BYTES + WG_SWIZZLE_ATOM - 1) / WG_SWIZZLE_ATOM * WG_SWIZZLE_ATOM;
     static constexpr int WEIGHT_BYTES = KSIZE * KSIZE * HALO_TAP_BYTES;
     static constexpr int STAGES = 3;
-    static constexpr int SMEM_BYTES = WEIGHT_BYTES + STAGES * STAGE_BYTES +
-                                      HALO_CONSUMERS * HALO_OUT_BYTES + WG_SWIZZLE_ATOM;
+    static constexpr int SMEM_BYTES =
+        WEIGHT_BYTES + STAGES * STAGE_BYTES + HALO_CONSUMERS * HALO_OUT_BYTES + WG_SWIZZLE_ATOM;
     static_assert(SMEM_BYTES + 1024 <= HALO_SMEM_LIMIT, "weights and stages fit one SM");
 };
 
@@ -117,38 +117,13 @@ struct halo_tile {
     }
 };
 
-/* Pixel row h of a warpgroup's tile, with the bias, into its output buffer: pixel p of
- * the tile is the buffer's 128-byte row p, channels 8 j.. in its 16-byte chunk j ^ (p % 8)
- * (the 128-byte swizzle the TMA store reads). The accumulators are laid out as in
- * store_tile (wgmma_ops.cuh): acc[4 j + 2 i], acc[4 j + 2 i + 1] at pixel 16 w + lane / 4
- * + 8 i, channels 8 j + 2 (lane % 4) and the next; a warp's store is 8 rows of 16 bytes
- * at 8 different chunk positions: no bank conflicts. */
-template <typename Out>
-static __device__ __forceinline__ void stage_output(const float (&acc)[HALO_BN / 2],
-                                                    const float (&bias)[HALO_BN / 4],
-                                                    uint4 *buffer, int h)
-{
-    const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int p = h * HALO_BW + warp * 16 + lane / 4 + 8 * i;
-#pragma unroll
-        for (int j = 0; j < HALO_BN / 8; j++) {
-            uint4 *chunk = buffer + p * WG_CHUNKS + (j ^ p % 8);
-            store_pair(reinterpret_cast<Out *>(chunk) + lane % 4 * 2,
-                       acc[4 * j + 2 * i] + bias[2 * j], acc[4 * j + 2 * i + 1] + bias[2 * j + 1],
-                       true);
-        }
-    }
-}
-
 template <typename Op, int KSIZE>
 __global__ void __launch_bounds__(HALO_THREADS, 1)
     conv2d_wgmma_halo(const __grid_constant__ CUtensorMap input_map,
                       const __grid_constant__ CUtensorMap weight_map,
                       const __grid_constant__ CUtensorMap output_map,
-                      const float *__restrict__ bias, struct conv_shape s, int tiles_x,
-                      int tiles_y, int channel_tiles, int pixel_tiles)
+                      const float *__restrict__ bias, struct conv_shape s, int tiles_x, int tiles_y,
+                      int channel_tiles, int pixel_tiles)
 {
     typedef halo_layout<KSIZE> L;
     constexpr int STAGES = L::STAGES;
@@ -199,16 +174,7 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
     registers_up<HALO_CONSUMER_REGISTERS>();
 
     const int lane = threadIdx.x % 32;
-    const bool leader = threadIdx.x % 128 == 0; /* the warpgroup's thread that stores */
     uint4 *out_buffer = out_buffers + warpgroup * (HALO_OUT_BYTES / CHUNK_BYTES);
-    float bias_of[HALO_BN / 4]; /* this thread's 16 channels' bias: the block's are fixed */
-#pragma unroll
-    for (int j = 0; j < HALO_BN / 8; j++)
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int ch = j0 + 8 * j + lane % 4 * 2 + e;
-            bias_of[2 * j + e] = bias && ch < s.cout ? bias[ch] : 0.0f;
-        }
     barrier_wait(&weights_full, 0);
     ring_position<STAGES> at;
     at.skip(warpgroup); /* warpgroup g takes the block's tiles g, g + 2, ... */
@@ -233,48 +199,26 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
         if (lane == 0)
             barrier_arrive(&empty[at.stage]);
         at.skip(HALO_CONSUMERS);
-        /* The buffer is free once the store before has read it. */
-        if (leader)
-            bulk_wait_read();
-        named_barrier_sync(1 + warpgroup, 128);
 #pragma unroll
         for (int h = 0; h < HALO_BH; h++)
-            stage_output<typename Op::out>(acc[h], bias_of, out_buffer, h);
-        fence_async_proxy(); /* the writes, visible to the TMA */
-        named_barrier_sync(1 + warpgroup, 128);
-        if (leader) {
-            tma_store_4d(&output_map, out_buffer, j0, p.x0, p.y0, p.n);
-            bulk_commit();
-        }
+            store_rows_tma<HALO_BN, typename Op::out, HALO_BH>(
+                acc[h], bias, s.cout, j0, out_buffer + h * (HALO_OUT_BYTES / HALO_BH / CHUNK_BYTES),
+                &output_map, p.x0, p.y0 + h, p.n);
     }
-    if (leader)
-        bulk_wait(); /* the last store done before the block's shared memory goes */
+    if (threadIdx.x % 128 == 0)
+        bulk_wait(); /* the last stores done before the block's shared memory goes */
 }
 
-/* Where step 13 takes layer s (of fp16 or bf16): a 1x1 or 3x3 filter, a pixel's input channels one 128-byte row at most and its
- * input and output channels whole 16-byte chunks (the TMA), images at least 33 pixels
- * wide (a tile row half padding at most), tile indices within an int. */
+/* Where step 13 takes layer s (of fp16 or bf16): a 1x1 or 3x3 filter, a pixel's input channels one
+ * 128-byte row at most and its input and output channels whole 16-byte chunks (the TMA), images at
+ * least 33 pixels wide (a tile row half padding at most), tile indices within an int. */
 template <typename E> static bool halo_takes(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
     return (s->ksize == 1 || s->ksize == 3) &&
-           chunks_are_vectors(s, sizeof(E), a->input, a->weights) &&
-           s->cout * sizeof(E) % CHUNK_BYTES == 0 && (uintptr_t)a->output % CHUNK_BYTES == 0 &&
+           chunks_are_vectors(s, sizeof(E), a->input, a->weights) && output_is_tma_storable<E>(a) &&
            s->cin * (int)sizeof(E) <= TMA_ROW_BYTES && s->w > HALO_BW / 2 &&
            (long long)s->n * ceil_div(s->h, HALO_BH) * ceil_div(s->w, HALO_BW) <= INT_MAX;
-}
-
-/* The NHWC output as K x W x H x N, box 64 channels x a tile's 64 x 2 pixels. */
-template <typename E> static void encode_output_map(const struct conv_args *a, CUtensorMap *map)
-{
-    const struct conv_shape *s = &a->shape;
-    const cuuint64_t row = (cuuint64_t)s->cout * sizeof(E);
-    const cuuint64_t dims[4] = {(cuuint64_t)s->cout, (cuuint64_t)s->w, (cuuint64_t)s->h,
-                                (cuuint64_t)s->n};
-    const cuuint64_t strides[3] = {row, row * s->w, row * s->w * s->h};
-    const cuuint32_t box[4] = {HALO_BN, HALO_BW, HALO_BH, 1};
-    encode_tensor_map(map, tensor_map_type(static_cast<const E *>(a->output)), 4, a->output, dims,
-                      strides, box, "output");
 }
 
 /* One block per SM (of those a->sms leaves it), each walking the pixel tiles of one
@@ -289,7 +233,7 @@ template <typename Op, int KSIZE> static void launch_halo(const struct conv_args
     CUtensorMap input_map, weight_map, output_map;
     encode_input_map<E>(a, L::HALO_W, L::HALO_H, &input_map);
     encode_weight_map<E, HALO_BN>(a, &weight_map);
-    encode_output_map<E>(a, &output_map);
+    encode_output_map<E>(a, HALO_BW, 1, &output_map);
     auto kernel = conv2d_wgmma_halo<Op, KSIZE>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
@@ -304,9 +248,10 @@ template <typename Op, int KSIZE> static void launch_halo(const struct conv_args
     CUDA_CHECK_LAUNCH();
 }
 
-/* Step 13 where it takes the layer, else step 11. Not on TF32: 64 channels of fp32
- * output are two 128-byte rows a pixel, and 32 input channels a layer's first rarely. */
-template <typename Op> void launch_halo_tile(const struct conv_args *a)
+/* Step 13 where it takes the layer (true), else nothing (false). Not on TF32: 64
+ * channels of fp32 output are two 128-byte rows a pixel, and 32 input channels a
+ * layer's first rarely. */
+template <typename Op> bool launch_halo_tile(const struct conv_args *a)
 {
     if constexpr (sizeof(typename Op::elem) == 2) {
         if (halo_takes<typename Op::elem>(a)) {
@@ -314,17 +259,19 @@ template <typename Op> void launch_halo_tile(const struct conv_args *a)
                 launch_halo<Op, 1>(a);
             else
                 launch_halo<Op, 3>(a);
-            return;
+            return true;
         }
     }
-    launch_narrow_tile<Op>(a);
+    return false;
 }
 
-template void launch_halo_tile<mma_fp16>(const struct conv_args *a);
-template void launch_halo_tile<mma_bf16>(const struct conv_args *a);
-template void launch_halo_tile<mma_tf32>(const struct conv_args *a);
+template bool launch_halo_tile<mma_fp16>(const struct conv_args *a);
+template bool launch_halo_tile<mma_bf16>(const struct conv_args *a);
+template bool launch_halo_tile<mma_tf32>(const struct conv_args *a);
 
+/* The step's variant: step 11 where step 13 does not take the layer. */
 extern "C" void launch_conv2d_wgmma_fp16_halo(const struct conv_args *a)
 {
-    launch_halo_tile<mma_fp16>(a);
+    if (!launch_halo_tile<mma_fp16>(a))
+        launch_narrow_tile<mma_fp16>(a);
 }

@@ -55,13 +55,16 @@ const char *few_channels_unsupported(const struct conv_shape *s);
  * once with their halo, every tap's A a shifted view of them, the block's weights kept in
  * shared memory (13_halo_tile.cu); step 11 elsewhere. */
 conv_launcher launch_conv2d_wgmma_fp16_halo;
+/* Step 14: step 11 with step 13's epilogue, the output through shared memory and TMA
+ * stores (14_staged_store.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_staged;
 /* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, else step
- * 13 where it does, else step 11. */
+ * 13 where it does, else step 14. */
 conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_wgmma_tf32;
 
 /* Where the final kernels (wgmma_fp16, ...) are faster than mma.sync's on a 9.0 GPU (for
  * those who pick one: the PyTorch package, lesson 12): step 12's few-channel kernel, or
- * the TMA paths of steps 11 and 13, which need whole 16-byte rows of channels (8 fp16 or
+ * the TMA paths of steps 11, 13 and 14, which need whole 16-byte rows of channels (8 fp16 or
  * bf16). Where they have them, they win at any width: unet-64x64 took 0.33 ms on
  * mma_fp16, 0.22 on step 11 (results/h200/08_ladder/bench_9aed403.csv) and 0.12 on step
  * 13 (bench_bc964d1.csv); unet-3x64 (3 channels) 0.19 on mma_fp16 and 0.076 on step 12

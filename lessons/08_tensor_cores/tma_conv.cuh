@@ -27,6 +27,7 @@
 
 #define TMA_ROW_BYTES 128 /* of channels per step: one swizzled tile row */
 #define TMA_WIDE_COUT 256 /* layers with this many output channels or more: BN = 256 */
+#define NARROW_COUT 64    /* steps 11 and 14: at most this many output channels, BN = 64 */
 
 /* A block's tile, 128 pixels x BN output channels of element type Elem, in a ring of
  * stages: a stage holds A (128 rows of 128 bytes, 16 KB), then B (BN rows: 8, 16 or 32
@@ -229,6 +230,89 @@ static void encode_layer_maps(const struct conv_args *a, const struct pixel_tili
                            input_map);
     encode_weight_map<Elem, BN>(a, weight_map);
 }
+
+/* output: the NHWC output as K x W x H x N, box 128 bytes of channels x box_w x box_h x
+ * 1: 64 pixels of a tile (steps 13 and 14's stores). */
+template <typename Out>
+static void encode_output_map(const struct conv_args *a, cuuint32_t box_w, cuuint32_t box_h,
+                              CUtensorMap *map)
+{
+    const struct conv_shape *s = &a->shape;
+    const cuuint64_t row = (cuuint64_t)s->cout * sizeof(Out);
+    const cuuint64_t dims[4] = {(cuuint64_t)s->cout, (cuuint64_t)s->w, (cuuint64_t)s->h,
+                                (cuuint64_t)s->n};
+    const cuuint64_t strides[3] = {row, row * s->w, row * s->w * s->h};
+    const cuuint32_t box[4] = {TMA_ROW_BYTES / sizeof(Out), box_w, box_h, 1};
+    encode_tensor_map(map, tensor_map_type(static_cast<const Out *>(a->output)), 4, a->output, dims,
+                      strides, box, "output");
+}
+
+/* Whether the TMA can store the output: rows of whole 16-byte chunks, aligned. */
+template <typename Out> static bool output_is_tma_storable(const struct conv_args *a)
+{
+    return a->shape.cout * sizeof(Out) % CHUNK_BYTES == 0 &&
+           (uintptr_t)a->output % CHUNK_BYTES == 0;
+}
+
+/* [page: stage-rows] */
+/* Steps 13 and 14's epilogue, the half of it every thread does: a warpgroup's 64 rows of
+ * a tile (BN channels of Out), with the bias, into its buffer, as the TMA store reads
+ * them: one 64-row block per 128 bytes of channels, each row's 16-byte chunk c at c ^
+ * (row % 8), the 128-byte swizzle. The accumulators are laid out as store_tile says
+ * (wgmma_ops.cuh): channels 8 j + 2 (lane % 4) and the next at rows 16 w + lane / 4 and
+ * 8 below; a warp's 4-byte stores fill 8 rows at 8 chunk positions: no bank conflict. */
+template <int BN, typename Out>
+static __device__ __forceinline__ void stage_rows(const float (&acc)[BN / 2], const float *bias,
+                                                  int cout, int j0, uint4 *buffer)
+{
+    constexpr int BLOCK_CHUNKS = WG_ROWS_PER_GROUP * WG_CHUNKS; /* 64 rows of 128 bytes */
+    const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+        const int ch = j * 8 + lane % 4 * 2, byte = ch * (int)sizeof(Out);
+        const float b0 = bias && j0 + ch < cout ? bias[j0 + ch] : 0.0f;
+        const float b1 = bias && j0 + ch + 1 < cout ? bias[j0 + ch + 1] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int row = warp * 16 + lane / 4 + 8 * i;
+            const int chunk = byte % TMA_ROW_BYTES / CHUNK_BYTES ^ row % 8;
+            char *at = reinterpret_cast<char *>(buffer + byte / TMA_ROW_BYTES * BLOCK_CHUNKS +
+                                                row * WG_CHUNKS + chunk);
+            store_pair(reinterpret_cast<Out *>(at + byte % CHUNK_BYTES), acc[4 * j + 2 * i] + b0,
+                       acc[4 * j + 2 * i + 1] + b1, true);
+        }
+    }
+}
+/* [/page: stage-rows] */
+
+/* [page: store-rows] */
+/* The whole epilogue of a warpgroup's 64 rows: its buffer free again (the store that
+ * used it has read it: with BUFFERS buffers taken in turn, all but the last BUFFERS - 1
+ * stores), the rows staged, made visible to the TMA, and stored by one thread, a box
+ * per 128 bytes of channels at pixel (x, y) of image n. What lies outside the tensor
+ * the TMA does not write. */
+template <int BN, typename Out, int BUFFERS>
+static __device__ __forceinline__ void store_rows_tma(const float (&acc)[BN / 2], const float *bias,
+                                                      int cout, int j0, uint4 *buffer,
+                                                      const CUtensorMap *map, int x, int y, int n)
+{
+    const bool leader = threadIdx.x % 128 == 0;
+    const int barrier = 1 + threadIdx.x / 128; /* one named barrier per warpgroup */
+    if (leader)
+        bulk_wait_read<BUFFERS - 1>();
+    named_barrier_sync(barrier, 128);
+    stage_rows<BN, Out>(acc, bias, cout, j0, buffer);
+    fence_async_proxy();
+    named_barrier_sync(barrier, 128);
+    if (leader) {
+#pragma unroll
+        for (int b = 0; b < BN * (int)sizeof(Out) / TMA_ROW_BYTES; b++)
+            tma_store_4d(map, buffer + b * WG_ROWS_PER_GROUP * WG_CHUNKS,
+                         j0 + b * TMA_ROW_BYTES / (int)sizeof(Out), x, y, n);
+        bulk_commit();
+    }
+}
+/* [/page: store-rows] */
 
 /* Launches a TMA kernel of `threads` threads over the layer: a block per rectangle of
  * 128 pixels and BN output channels. */

@@ -183,12 +183,13 @@ static __device__ __forceinline__ void bulk_commit(void)
 #endif
 }
 
-/* Waits until this thread's bulk groups have read their shared memory (it may be
- * written again), or, whole, until their writes are done. */
-static __device__ __forceinline__ void bulk_wait_read(void)
+/* Waits until all but the last `pending` of this thread's bulk groups have read their
+ * shared memory (it may be written again), or, bulk_wait, until all their writes are
+ * done. */
+template <int pending> static __device__ __forceinline__ void bulk_wait_read(void)
 {
 #if TMA_PIPELINE_DEVICE
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(pending) : "memory");
 #endif
 }
 

@@ -2,8 +2,10 @@
  * cp.async kernel is every TMA step's fallback for channel counts the TMA cannot read,
  * step 7's warp-specialised kernel is step 8's, with a wider tile, and step 9's, with
  * two blocks per SM, step 10's persistent ping-pong kernel is step 11's, with a
- * narrower tile, and step 11's launcher is step 13's for the layers it does not take;
- * step 13's is the final kernels' beyond step 12's. Op is
+ * narrower tile, step 10's kernel is step 14's with its output staged, step 11's
+ * launcher is step 13's and 14's for the layers they do not take, and steps 13 and 14
+ * are the final kernels' beyond step 12. launch_halo_tile returns whether step 13 took
+ * the layer. Op is
  * the storage type (mma_fp16, mma_bf16, mma_tf32: mma_ops.cuh); each .cu instantiates
  * the ones the others call. */
 #ifndef WGMMA_STEPS_H
@@ -13,8 +15,9 @@
 
 template <typename Op> void launch_wgmma_cp_async(const struct conv_args *a);
 template <typename Op, int BN, int BLOCKS> void launch_warp_specialised(const struct conv_args *a);
-template <typename Op, int BN> void launch_pingpong(const struct conv_args *a);
+template <typename Op, int BN, bool STAGED> void launch_pingpong(const struct conv_args *a);
 template <typename Op> void launch_narrow_tile(const struct conv_args *a);
-template <typename Op> void launch_halo_tile(const struct conv_args *a);
+template <typename Op> bool launch_halo_tile(const struct conv_args *a);
+template <typename Op> void launch_staged_store(const struct conv_args *a);
 
 #endif
