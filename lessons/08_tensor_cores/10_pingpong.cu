@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int first = half * WG_ROWS_PER_GROUP; /* the half's first pixel */
-                store_rows_tma<BN, typename Op::out, 1>(
+                store_rows_tma<BN, typename Op::out>(
                     acc[half], bias, s.cout, block.j0, buffer, &output_map,
                     block.x0 + (first & ((1 << tiling.width_log2) - 1)),
                     block.y0 + (first >> tiling.width_log2), block.n);

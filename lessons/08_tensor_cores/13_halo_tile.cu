@@ -14,10 +14,10 @@
  *   - the weights of the block's 64 output channels, R*S x 64 rows of 128 bytes (72 KB
  *     at 3x3), are loaded once per block and kept: a block walks the tiles of one
  *     channel tile only;
- *   - the output leaves through shared memory (store_rows_tma, tma_conv.cuh): a
- *     warpgroup writes each tile row's accumulators, with the bias, into an 8 KB buffer
- *     of its own in the TMA's swizzle, and one of its threads stores the buffer as one
- *     TMA box (the TMA leaves out what lies beyond the tensor). Stored from the fragments, 4 bytes
+ *   - the output leaves through shared memory (stage_rows, tma_conv.cuh): a warpgroup
+ *     writes its tile's accumulators, with the bias, into a 16 KB buffer in the TMA's
+ *     swizzle, and one of its threads stores the buffer as one TMA box (the TMA leaves
+ *     out what lies beyond the tensor). Stored from the fragments, 4 bytes
  *     at a time as in step 10, the stores cost more than the multiplies (unet-64x64 on
  *     the H200: 0.20 ms so, 0.10 with no stores at all);
  *   - the rest is step 10: persistent blocks, a producer warp, two consumer warpgroups
@@ -175,6 +175,14 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
 
     const int lane = threadIdx.x % 32;
     uint4 *out_buffer = out_buffers + warpgroup * (HALO_OUT_BYTES / CHUNK_BYTES);
+    float bias_of[HALO_BN / 4]; /* this thread's 16 channels' bias: the block's are fixed */
+#pragma unroll
+    for (int j = 0; j < HALO_BN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int ch = j0 + 8 * j + lane % 4 * 2 + e;
+            bias_of[2 * j + e] = bias && ch < s.cout ? bias[ch] : 0.0f;
+        }
     barrier_wait(&weights_full, 0);
     ring_position<STAGES> at;
     at.skip(warpgroup); /* warpgroup g takes the block's tiles g, g + 2, ... */
@@ -199,11 +207,19 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
         if (lane == 0)
             barrier_arrive(&empty[at.stage]);
         at.skip(HALO_CONSUMERS);
+        /* [page: halo-store] */
+        /* The tile's two rows into the warpgroup's buffer, stored as one box. */
+        buffer_free<1>();
 #pragma unroll
         for (int h = 0; h < HALO_BH; h++)
-            store_rows_tma<HALO_BN, typename Op::out, HALO_BH>(
-                acc[h], bias, s.cout, j0, out_buffer + h * (HALO_OUT_BYTES / HALO_BH / CHUNK_BYTES),
-                &output_map, p.x0, p.y0 + h, p.n);
+            stage_rows<HALO_BN, typename Op::out>(
+                acc[h], [&](int j, int e) { return bias_of[2 * j + e]; },
+                out_buffer + h * (HALO_OUT_BYTES / HALO_BH / CHUNK_BYTES));
+        if (buffer_written()) {
+            tma_store_4d(&output_map, out_buffer, j0, p.x0, p.y0, p.n);
+            bulk_commit();
+        }
+        /* [/page: halo-store] */
     }
     if (threadIdx.x % 128 == 0)
         bulk_wait(); /* the last stores done before the block's shared memory goes */
@@ -233,7 +249,7 @@ template <typename Op, int KSIZE> static void launch_halo(const struct conv_args
     CUtensorMap input_map, weight_map, output_map;
     encode_input_map<E>(a, L::HALO_W, L::HALO_H, &input_map);
     encode_weight_map<E, HALO_BN>(a, &weight_map);
-    encode_output_map<E>(a, HALO_BW, 1, &output_map);
+    encode_output_map<E>(a, HALO_BW, HALO_BH, &output_map);
     auto kernel = conv2d_wgmma_halo<Op, KSIZE>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));

@@ -255,23 +255,23 @@ template <typename Out> static bool output_is_tma_storable(const struct conv_arg
 }
 
 /* [page: stage-rows] */
-/* Steps 13 and 14's epilogue, the half of it every thread does: a warpgroup's 64 rows of
- * a tile (BN channels of Out), with the bias, into its buffer, as the TMA store reads
- * them: one 64-row block per 128 bytes of channels, each row's 16-byte chunk c at c ^
- * (row % 8), the 128-byte swizzle. The accumulators are laid out as store_tile says
- * (wgmma_ops.cuh): channels 8 j + 2 (lane % 4) and the next at rows 16 w + lane / 4 and
- * 8 below; a warp's 4-byte stores fill 8 rows at 8 chunk positions: no bank conflict. */
-template <int BN, typename Out>
-static __device__ __forceinline__ void stage_rows(const float (&acc)[BN / 2], const float *bias,
-                                                  int cout, int j0, uint4 *buffer)
+/* Steps 13 and 14's epilogue, the part every thread does: a warpgroup's 64 rows of a
+ * tile (BN channels of Out), with the bias, into its buffer as the TMA store reads them:
+ * one 64-row block per 128 bytes of channels, each row's 16-byte chunk c at c ^ (row %
+ * 8), the 128-byte swizzle. The accumulators are laid out as store_tile says
+ * (wgmma_ops.cuh): channels 8 j + 2 (lane % 4) + e, e = 0, 1, at rows 16 w + lane / 4
+ * and 8 below; bias_of(j, e) is those channels' bias. A warp's 4-byte stores fill 8 rows
+ * at 8 chunk positions: no bank conflict. */
+template <int BN, typename Out, typename BiasOf>
+static __device__ __forceinline__ void stage_rows(const float (&acc)[BN / 2], BiasOf bias_of,
+                                                  uint4 *buffer)
 {
     constexpr int BLOCK_CHUNKS = WG_ROWS_PER_GROUP * WG_CHUNKS; /* 64 rows of 128 bytes */
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) {
-        const int ch = j * 8 + lane % 4 * 2, byte = ch * (int)sizeof(Out);
-        const float b0 = bias && j0 + ch < cout ? bias[j0 + ch] : 0.0f;
-        const float b1 = bias && j0 + ch + 1 < cout ? bias[j0 + ch + 1] : 0.0f;
+        const int byte = (j * 8 + lane % 4 * 2) * (int)sizeof(Out);
+        const float b0 = bias_of(j, 0), b1 = bias_of(j, 1);
 #pragma unroll
         for (int i = 0; i < 2; i++) {
             const int row = warp * 16 + lane / 4 + 8 * i;
@@ -285,26 +285,45 @@ static __device__ __forceinline__ void stage_rows(const float (&acc)[BN / 2], co
 }
 /* [/page: stage-rows] */
 
-/* [page: store-rows] */
-/* The whole epilogue of a warpgroup's 64 rows: its buffer free again (the store that
- * used it has read it: with BUFFERS buffers taken in turn, all but the last BUFFERS - 1
- * stores), the rows staged, made visible to the TMA, and stored by one thread, a box
- * per 128 bytes of channels at pixel (x, y) of image n. What lies outside the tensor
- * the TMA does not write. */
-template <int BN, typename Out, int BUFFERS>
+/* [page: buffer-turns] */
+/* Around a warpgroup's writes to its output buffers: before, the buffer free again (the
+ * store that used it has read it: with BUFFERS buffers taken in turn, all but the last
+ * BUFFERS - 1 stores) and every thread told so; after, the writes made visible to the
+ * TMA and every thread done. buffer_written is true in the one thread that then
+ * stores. */
+template <int BUFFERS> static __device__ __forceinline__ void buffer_free(void)
+{
+    if (threadIdx.x % 128 == 0)
+        bulk_wait_read<BUFFERS - 1>();
+    named_barrier_sync(1 + threadIdx.x / 128, 128); /* one named barrier per warpgroup */
+}
+
+static __device__ __forceinline__ bool buffer_written(void)
+{
+    fence_async_proxy();
+    named_barrier_sync(1 + threadIdx.x / 128, 128);
+    return threadIdx.x % 128 == 0;
+}
+/* [/page: buffer-turns] */
+
+/* Step 14's epilogue of a warpgroup's 64 rows, through one buffer: staged, then stored
+ * as a box per 128 bytes of channels at pixel (x, y) of image n; what lies outside the
+ * tensor the TMA does not write. */
+template <int BN, typename Out>
 static __device__ __forceinline__ void store_rows_tma(const float (&acc)[BN / 2], const float *bias,
                                                       int cout, int j0, uint4 *buffer,
                                                       const CUtensorMap *map, int x, int y, int n)
 {
-    const bool leader = threadIdx.x % 128 == 0;
-    const int barrier = 1 + threadIdx.x / 128; /* one named barrier per warpgroup */
-    if (leader)
-        bulk_wait_read<BUFFERS - 1>();
-    named_barrier_sync(barrier, 128);
-    stage_rows<BN, Out>(acc, bias, cout, j0, buffer);
-    fence_async_proxy();
-    named_barrier_sync(barrier, 128);
-    if (leader) {
+    const int lane = threadIdx.x % 32;
+    buffer_free<1>();
+    stage_rows<BN, Out>(
+        acc,
+        [&](int j, int e) {
+            const int ch = j0 + j * 8 + lane % 4 * 2 + e;
+            return bias && ch < cout ? bias[ch] : 0.0f;
+        },
+        buffer);
+    if (buffer_written()) {
 #pragma unroll
         for (int b = 0; b < BN * (int)sizeof(Out) / TMA_ROW_BYTES; b++)
             tma_store_4d(map, buffer + b * WG_ROWS_PER_GROUP * WG_CHUNKS,
@@ -312,7 +331,6 @@ static __device__ __forceinline__ void store_rows_tma(const float (&acc)[BN / 2]
         bulk_commit();
     }
 }
-/* [/page: store-rows] */
 
 /* Launches a TMA kernel of `threads` threads over the layer: a block per rectangle of
  * 128 pixels and BN output channels. */
