@@ -2,7 +2,7 @@
 """A lesson's ladder: the median time of each step beside cuDNN, one panel per layer.
 
 Reads:  a bench CSV of one ladder run (defaults: lesson 08,
-        results/h200/08_ladder/bench_2618688.csv; lesson 09,
+        results/h200/08_ladder/bench_6cf8513.csv; lesson 09,
         results/h200/09_ladder/bench.csv), the PASS rows of the lesson's ladder variants
         and its cuDNN rows at the reference's precision and layout (fp16 NHWC), on the
         few layers the chart shows. When a row was measured several times, the last wins.
@@ -35,14 +35,14 @@ from diagram import save  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 # Distinct colours, one per step (black is cuDNN's line).
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-           "tab:pink", "tab:olive", "tab:cyan", "tab:grey")
+           "tab:pink", "tab:olive", "tab:cyan", "tab:grey", "gold", "navy", "lime")
 # Per lesson: its folder, default CSV, the ladder (variant, what the step adds, the step
 # it is measured against: None for the one before), the layers shown, the reference
 # (cuDNN's dtype and layout), the x scale and what the steps compute.
 LESSONS = {
     "08": {
         "lesson": "08_tensor_cores",
-        "csv": REPO / "results" / "h200" / "08_ladder" / "bench_2618688.csv",
+        "csv": REPO / "results" / "h200" / "08_ladder" / "bench_6cf8513.csv",
         "steps": (
             ("wmma_fp16", "WMMA API, one tile at a time", None),
             ("mma_fp16_tiles", "mma.sync, 64x64 warp tiles", None),
@@ -53,9 +53,13 @@ LESSONS = {
             ("wgmma_fp16_ws", "+ warp specialisation", None),
             ("wgmma_fp16_wide", "+ 128x256 tiles from 256 out channels", None),
             ("wgmma_fp16_2blocks", "step 7, two blocks per SM", "wgmma_fp16_ws"),
-            ("wgmma_fp16", "persistent ping-pong (now _pingpong)", "wgmma_fp16_wide"),
+            ("wgmma_fp16_pingpong", "persistent, ping-pong consumers", "wgmma_fp16_wide"),
+            ("wgmma_fp16_narrow", "+ 128x64 tiles below 65 out channels", None),
+            None,  # step 12, few_channels_fp16: the first layer only (C*R*S <= 32)
+            ("wgmma_fp16_halo", "C <= 64: the input once per tile", "wgmma_fp16_narrow"),
+            ("wgmma_fp16_staged", "step 11, stores through shared memory", "wgmma_fp16_narrow"),
         ),
-        "presets": ("unet-64x128", "unet-256x256", "unet-1024x1024"),
+        "presets": ("unet-64x64", "unet-128x128", "unet-1024x1024"),
         "reference": ("fp16", "nhwc"),
         "log_x": False,
         "panel_width": 3.4,
@@ -120,10 +124,12 @@ def fmt_us(us):
 
 def ladder_steps(spec):
     """[(number, variant, what, number of the step it is measured against)] of the
-    lesson's steps."""
-    numbers = {v: n for n, (v, _, _) in enumerate(spec["steps"], 1)}
+    lesson's steps; a step the chart's layers do not run is None in the spec: it keeps
+    its number and is not drawn."""
+    numbered = list(enumerate(spec["steps"], 1))
+    numbers = {step[0]: n for n, step in numbered if step}
     return [(n, v, what, numbers[against] if against else (n - 1 or None))
-            for n, (v, what, against) in enumerate(spec["steps"], 1)]
+            for n, step in numbered if step for v, what, against in [step]]
 
 
 def draw_panel(ax, spec, steps, rows, preset, ref_us):
