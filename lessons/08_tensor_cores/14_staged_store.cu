@@ -19,13 +19,10 @@
 
 template <typename Op> void launch_staged_store(const struct conv_args *a)
 {
-    if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights) ||
-        !output_is_tma_storable<typename Op::out>(a))
-        launch_narrow_tile<Op>(a);
-    else if (a->shape.cout <= NARROW_COUT)
-        launch_pingpong<Op, 64, true>(a);
+    if (output_is_tma_storable<typename Op::out>(a))
+        launch_narrow_tile<Op, true>(a);
     else
-        launch_pingpong<Op, 128, true>(a);
+        launch_narrow_tile<Op, false>(a);
 }
 
 template void launch_staged_store<mma_fp16>(const struct conv_args *a);

@@ -16,7 +16,7 @@
 template <typename Op> void launch_wgmma_cp_async(const struct conv_args *a);
 template <typename Op, int BN, int BLOCKS> void launch_warp_specialised(const struct conv_args *a);
 template <typename Op, int BN, bool STAGED> void launch_pingpong(const struct conv_args *a);
-template <typename Op> void launch_narrow_tile(const struct conv_args *a);
+template <typename Op, bool STAGED = false> void launch_narrow_tile(const struct conv_args *a);
 template <typename Op> bool launch_halo_tile(const struct conv_args *a);
 template <typename Op> void launch_staged_store(const struct conv_args *a);
 
