@@ -24,12 +24,10 @@
  * one block fills an SM, a single warp where two blocks share it (step 9), which leaves
  * 65536 / (2 x 288) = 113 registers per thread, enough for the consumers without
  * setmaxnreg. */
-/* [page: ws-layout] */
 template <int BLOCKS> struct ws_layout {
     static constexpr int PRODUCER_THREADS = BLOCKS == 1 ? 128 : 32;
     static constexpr int THREADS = WS_CONSUMER_THREADS + PRODUCER_THREADS;
 };
-/* [/page: ws-layout] */
 /* One block of 384 threads gets 168 registers per thread at launch; setmaxnreg then
  * moves them from the producer, which needs few, to the consumers, which hold the
  * accumulators: 128 x 40 + 256 x 232 = 64512 of the SM's 65536. */
@@ -90,7 +88,6 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
     float acc[tile_t::ACCUMULATORS] = {};
     int previous = 0;
     ring_position<STAGES> at;
-    /* [page: consumer-release] */
     for (int t = 0; t < block.steps; t++) {
         /* Step t's bytes: round t / STAGES of full[at.stage] (the producer cannot be a
          * round ahead: it waits for this stage's release, which comes after this). */
@@ -107,7 +104,6 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
         previous = at.stage;
         at.advance();
     }
-    /* [/page: consumer-release] */
     wgmma_wait<0>();
     pin_accumulators(acc);
 

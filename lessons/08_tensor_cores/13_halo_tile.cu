@@ -207,7 +207,6 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
         if (lane == 0)
             barrier_arrive(&empty[at.stage]);
         at.skip(HALO_CONSUMERS);
-        /* [page: halo-store] */
         /* The tile's two rows into the warpgroup's buffer, stored as one box. */
         buffer_free<1>();
 #pragma unroll
@@ -219,7 +218,6 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
             tma_store_4d(&output_map, out_buffer, j0, p.x0, p.y0, p.n);
             bulk_commit();
         }
-        /* [/page: halo-store] */
     }
     if (threadIdx.x % 128 == 0)
         bulk_wait(); /* the last stores done before the block's shared memory goes */

@@ -44,14 +44,12 @@ multiply_fragments(float (&acc)[MT][NT][4], const uint32_t (&a)[MT][4], const ui
 #define MMA_SYNC(instruction, d, a, b) __trap()
 #endif
 
-/* [page: mma-f16] */
 struct mma_f16_m16n8k16 {
     static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])
     {
         MMA_SYNC("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", d, a, b);
     }
 };
-/* [/page: mma-f16] */
 
 struct mma_bf16_m16n8k16 {
     static __device__ __forceinline__ void run(float d[4], const uint32_t a[4], const uint32_t b[2])

@@ -254,7 +254,6 @@ template <typename Out> static bool output_is_tma_storable(const struct conv_arg
            (uintptr_t)a->output % CHUNK_BYTES == 0;
 }
 
-/* [page: stage-rows] */
 /* Steps 13 and 14's epilogue, the part every thread does: a warpgroup's 64 rows of a
  * tile (BN channels of Out), with the bias, into its buffer as the TMA store reads them:
  * one 64-row block per 128 bytes of channels, each row's 16-byte chunk c at c ^ (row %
@@ -283,9 +282,7 @@ static __device__ __forceinline__ void stage_rows(const float (&acc)[BN / 2], Bi
         }
     }
 }
-/* [/page: stage-rows] */
 
-/* [page: buffer-turns] */
 /* Around a warpgroup's writes to its output buffers: before, the buffer free again (the
  * store that used it has read it: with BUFFERS buffers taken in turn, all but the last
  * BUFFERS - 1 stores) and every thread told so; after, the writes made visible to the
@@ -304,7 +301,6 @@ static __device__ __forceinline__ bool buffer_written(void)
     named_barrier_sync(1 + threadIdx.x / 128, 128);
     return threadIdx.x % 128 == 0;
 }
-/* [/page: buffer-turns] */
 
 /* Step 14's epilogue of a warpgroup's 64 rows, through one buffer: staged, then stored
  * as a box per 128 bytes of channels at pixel (x, y) of image n; what lies outside the
