@@ -17,9 +17,9 @@
  *   - the output leaves through shared memory (stage_rows, tma_conv.cuh): a warpgroup
  *     writes its tile's accumulators, with the bias, into a 16 KB buffer in the TMA's
  *     swizzle, and one of its threads stores the buffer as one TMA box (the TMA leaves
- *     out what lies beyond the tensor). Stored from the fragments, 4 bytes
- *     at a time as in step 10, the stores cost more than the multiplies (unet-64x64 on
- *     the H200: 0.20 ms so, 0.10 with no stores at all);
+ *     out what lies beyond the tensor). Stored from the fragments, 4 bytes at a time as
+ *     in step 10, the stores cost more than the multiplies (unet-64x64 on the H200:
+ *     0.20 ms so, 0.10 with no stores at all);
  *   - the rest is step 10: persistent blocks, a producer warp, two consumer warpgroups
  *     taking whole 128 x 64 tiles in turn.
  * At 3x3 the input crosses into shared memory 66 x 4 / 128 = 2.06 times instead of 9,
@@ -223,9 +223,10 @@ __global__ void __launch_bounds__(HALO_THREADS, 1)
         bulk_wait(); /* the last stores done before the block's shared memory goes */
 }
 
-/* Where step 13 takes layer s (of fp16 or bf16): a 1x1 or 3x3 filter, a pixel's input channels one
- * 128-byte row at most and its input and output channels whole 16-byte chunks (the TMA), images at
- * least 33 pixels wide (a tile row half padding at most), tile indices within an int. */
+/* Where step 13 takes layer s (of fp16 or bf16): a 1x1 or 3x3 filter, a pixel's input
+ * channels one 128-byte row at most and its input and output channels whole 16-byte
+ * chunks (the TMA), images at least 33 pixels wide (a tile row half padding at most),
+ * tile indices within an int. */
 template <typename E> static bool halo_takes(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;

@@ -1,5 +1,5 @@
 /* Hopper's asynchronous pipeline, one short wrapper per instruction, for the
- * TMA kernels of lesson 08's steps 6 to 8 (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
+ * TMA kernels of lesson 08's steps 6 to 14 (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
  * CUDA driver API: "Tensor Map Object Management").
  *
  *   tensor map  128 bytes the host encodes once per launch: a global tensor's base
