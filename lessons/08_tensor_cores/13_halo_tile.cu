@@ -95,8 +95,8 @@ static __device__ __forceinline__ void multiply_halo_tile(float (&acc)[HALO_BH][
 #pragma unroll
                 for (int k = 0; k < TMA_ROW_BYTES / WG_KSTEP_BYTES; k++) {
                     /* [page: halo-a] */
-                    /* Tap (r, s) of pixel row h: halo pixels (s.., h + r), 32 bytes of k
-                     * further each time. */
+                    /* Tap (r, s), tile row h: stage pixels (s.., h + r), k * 32 bytes in;
+                     * offsets in the descriptor's 16-byte units. */
                     const int a = ((h + r) * L::HALO_W + s) * ROW + k * KSTEP;
                     const int b = (r * KSIZE + s) * HALO_BN * ROW + k * KSTEP;
                     wgmma_op<Op, HALO_BN>::run(acc[h], start_plus(a_low, high, a),
