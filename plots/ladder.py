@@ -128,8 +128,8 @@ def ladder_steps(spec):
     its number and is not drawn."""
     numbered = list(enumerate(spec["steps"], 1))
     numbers = {step[0]: n for n, step in numbered if step}
-    return [(n, v, what, numbers[against] if against else (n - 1 or None))
-            for n, step in numbered if step for v, what, against in [step]]
+    return [(n, step[0], step[1], numbers[step[2]] if step[2] else (n - 1 or None))
+            for n, step in numbered if step]
 
 
 def draw_panel(ax, spec, steps, rows, preset, ref_us):

@@ -38,7 +38,6 @@
 #define PP_WARPS_PER_CONSUMER 4
 #define PP_PRODUCER_REGISTERS 40 /* 128 x 40 + 256 x 232 = 64512 registers */
 #define PP_CONSUMER_REGISTERS 232
-#define PP_SMEM_LIMIT (227 * 1024) /* an H100's or H200's shared memory per block */
 
 /* One step of a warpgroup's 128 x BN tile: for each 16 values of k, the wgmma of rows
  * 0..63 and of rows 64..127 (8 KB further in A), committed as one group. */
@@ -69,12 +68,12 @@ template <typename Op, int BN, bool STAGED> struct pingpong_layout {
     typedef tma_tile<typename Op::elem, BN> tile_t;
     static constexpr int STAGING_BYTES =
         STAGED ? WG_ROWS_PER_GROUP * BN * (int)sizeof(typename Op::out) : 0;
-    static constexpr int STAGES = tile_t::SMEM_BYTES + PP_CONSUMERS * STAGING_BYTES <= PP_SMEM_LIMIT
-                                      ? tile_t::STAGES
-                                      : tile_t::STAGES - 1;
+    static constexpr int STAGES =
+        tile_t::SMEM_BYTES + PP_CONSUMERS * STAGING_BYTES <= TMA_SMEM_LIMIT ? tile_t::STAGES
+                                                                            : tile_t::STAGES - 1;
     static constexpr int SMEM_BYTES =
         STAGES * tile_t::STAGE_BYTES + WG_SWIZZLE_ATOM + PP_CONSUMERS * STAGING_BYTES;
-    static_assert(SMEM_BYTES <= PP_SMEM_LIMIT, "the ring and the buffers fit one block");
+    static_assert(SMEM_BYTES <= TMA_SMEM_LIMIT, "the ring and the buffers fit one block");
 };
 
 template <typename Op, int BN, bool STAGED>

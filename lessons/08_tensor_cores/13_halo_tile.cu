@@ -43,8 +43,7 @@
 #define HALO_WARPS_PER_CONSUMER 4
 #define HALO_PRODUCER_REGISTERS 40
 #define HALO_CONSUMER_REGISTERS 232
-#define HALO_TAP_BYTES (HALO_BN * TMA_ROW_BYTES) /* one tap's weights: 64 rows, 8 KB */
-#define HALO_SMEM_LIMIT (227 * 1024)             /* an H100's or H200's shared memory per block */
+#define HALO_TAP_BYTES (HALO_BN * TMA_ROW_BYTES)           /* one tap's weights: 64 rows, 8 KB */
 #define HALO_OUT_BYTES (HALO_BW * HALO_BH * TMA_ROW_BYTES) /* a tile's output: 16 KB */
 
 /* A block's shared memory for a KSIZE x KSIZE filter: the weights, STAGES stages of
@@ -59,7 +58,7 @@ template <int KSIZE> struct halo_layout {
     static constexpr int STAGES = 3;
     static constexpr int SMEM_BYTES =
         WEIGHT_BYTES + STAGES * STAGE_BYTES + HALO_CONSUMERS * HALO_OUT_BYTES + WG_SWIZZLE_ATOM;
-    static_assert(SMEM_BYTES + 1024 <= HALO_SMEM_LIMIT, "weights and stages fit one SM");
+    static_assert(SMEM_BYTES <= TMA_SMEM_LIMIT, "weights and stages fit one block");
 };
 
 /* A descriptor whose start address is `units` 16-byte units further: only the low word

@@ -28,6 +28,7 @@
 #define TMA_ROW_BYTES 128 /* of channels per step: one swizzled tile row */
 #define TMA_WIDE_COUT 256 /* layers with this many output channels or more: BN = 256 */
 #define NARROW_COUT 64    /* steps 11 and 14: at most this many output channels, BN = 64 */
+#define TMA_SMEM_LIMIT (227 * 1024) /* dynamic shared memory of a block on an H100 or H200 */
 
 /* A block's tile, 128 pixels x BN output channels of element type Elem, in a ring of
  * stages: a stage holds A (128 rows of 128 bytes, 16 KB), then B (BN rows: 8, 16 or 32
@@ -191,20 +192,35 @@ static inline CUtensorMapDataType tensor_map_type(const float *)
 /* The layer's tensor maps. Encoded at every launch: the maps hold the tensors'
  * addresses, and the harness rotates its buffers between runs. A few microseconds of
  * host work each.
- * input: the NHWC input as C x W x H x N (innermost first), box BOX_CHANNELS x box_w x
- * box_h x 1 (a block's BW x BH pixels; step 13's with their halo). */
+ * An NHWC tensor of `channels` channels as C x W x H x N (innermost first), box 128
+ * bytes of channels x box_w x box_h x 1: the input (a block's BW x BH pixels; step
+ * 13's with their halo), and the output that steps 13 and 14 store. */
+template <typename Elem>
+static void encode_pixels_map(const void *tensor, int channels, const struct conv_shape *s,
+                              cuuint32_t box_w, cuuint32_t box_h, const char *what,
+                              CUtensorMap *map)
+{
+    const cuuint64_t row = (cuuint64_t)channels * sizeof(Elem); /* bytes of a pixel */
+    const cuuint64_t dims[4] = {(cuuint64_t)channels, (cuuint64_t)s->w, (cuuint64_t)s->h,
+                                (cuuint64_t)s->n};
+    const cuuint64_t strides[3] = {row, row * s->w, row * s->w * s->h};
+    const cuuint32_t box[4] = {TMA_ROW_BYTES / sizeof(Elem), box_w, box_h, 1};
+    encode_tensor_map(map, tensor_map_type(static_cast<const Elem *>(tensor)), 4, tensor, dims,
+                      strides, box, what);
+}
+
 template <typename Elem>
 static void encode_input_map(const struct conv_args *a, cuuint32_t box_w, cuuint32_t box_h,
                              CUtensorMap *map)
 {
-    const struct conv_shape *s = &a->shape;
-    const Elem *input = static_cast<const Elem *>(a->input);
-    const cuuint64_t row = (cuuint64_t)s->cin * sizeof(Elem); /* bytes of a pixel's channels */
-    const cuuint64_t dims[4] = {(cuuint64_t)s->cin, (cuuint64_t)s->w, (cuuint64_t)s->h,
-                                (cuuint64_t)s->n};
-    const cuuint64_t strides[3] = {row, row * s->w, row * s->w * s->h};
-    const cuuint32_t box[4] = {TMA_ROW_BYTES / sizeof(Elem), box_w, box_h, 1};
-    encode_tensor_map(map, tensor_map_type(input), 4, a->input, dims, strides, box, "input");
+    encode_pixels_map<Elem>(a->input, a->shape.cin, &a->shape, box_w, box_h, "input", map);
+}
+
+template <typename Out>
+static void encode_output_map(const struct conv_args *a, cuuint32_t box_w, cuuint32_t box_h,
+                              CUtensorMap *map)
+{
+    encode_pixels_map<Out>(a->output, a->shape.cout, &a->shape, box_w, box_h, "output", map);
 }
 
 /* weights: the KRSC weights as C x (R*S) x K, box BOX_CHANNELS x 1 x BN. */
@@ -229,22 +245,6 @@ static void encode_layer_maps(const struct conv_args *a, const struct pixel_tili
     encode_input_map<Elem>(a, 1u << tiling.width_log2, (cuuint32_t)WG_BM >> tiling.width_log2,
                            input_map);
     encode_weight_map<Elem, BN>(a, weight_map);
-}
-
-/* output: the NHWC output as K x W x H x N, box 128 bytes of channels x box_w x box_h x
- * 1: 64 pixels of a tile (steps 13 and 14's stores). */
-template <typename Out>
-static void encode_output_map(const struct conv_args *a, cuuint32_t box_w, cuuint32_t box_h,
-                              CUtensorMap *map)
-{
-    const struct conv_shape *s = &a->shape;
-    const cuuint64_t row = (cuuint64_t)s->cout * sizeof(Out);
-    const cuuint64_t dims[4] = {(cuuint64_t)s->cout, (cuuint64_t)s->w, (cuuint64_t)s->h,
-                                (cuuint64_t)s->n};
-    const cuuint64_t strides[3] = {row, row * s->w, row * s->w * s->h};
-    const cuuint32_t box[4] = {TMA_ROW_BYTES / sizeof(Out), box_w, box_h, 1};
-    encode_tensor_map(map, tensor_map_type(static_cast<const Out *>(a->output)), 4, a->output, dims,
-                      strides, box, "output");
 }
 
 /* Whether the TMA can store the output: rows of whole 16-byte chunks, aligned. */

@@ -5,9 +5,8 @@
  * narrower tile, step 10's kernel is step 14's with its output staged, step 11's
  * launcher is step 13's and 14's for the layers they do not take, and steps 13 and 14
  * are the final kernels' beyond step 12. launch_halo_tile returns whether step 13 took
- * the layer. Op is
- * the storage type (mma_fp16, mma_bf16, mma_tf32: mma_ops.cuh); each .cu instantiates
- * the ones the others call. */
+ * the layer. Op is the storage type (mma_fp16, mma_bf16, mma_tf32: mma_ops.cuh); each
+ * .cu instantiates the ones the others call. */
 #ifndef WGMMA_STEPS_H
 #define WGMMA_STEPS_H
 
