@@ -246,7 +246,7 @@ template <typename Op, int KSIZE> static void launch_halo(const struct conv_args
     const int pixel_tiles = s->n * tiles_y * tiles_x;
     CUtensorMap input_map, weight_map, output_map;
     encode_input_map<E>(a, L::HALO_W, L::HALO_H, &input_map);
-    encode_weight_map<E, HALO_BN>(a, &weight_map);
+    encode_weight_map<E, HALO_BN>(a, a->weights, &weight_map);
     encode_output_map<E>(a, HALO_BW, HALO_BH, &output_map);
     auto kernel = conv2d_wgmma_halo<Op, KSIZE>;
     CUDA_CHECK(

@@ -58,6 +58,11 @@ conv_launcher launch_conv2d_wgmma_fp16_halo;
 /* Step 14: step 11 with step 13's epilogue, the output through shared memory and TMA
  * stores (14_staged_store.cu). */
 conv_launcher launch_conv2d_wgmma_fp16_staged;
+/* Step 15: 3xTF32 on wgmma, in step 7's kernel: the weights split per call into the
+ * scratch (big and small parts, twice the weights' bytes), each stage's input split as it
+ * lands (15_wgmma_3xtf32.cu); step 4's 3xtf32 where the TMA cannot read the layer. */
+conv_launcher launch_conv2d_wgmma_3xtf32;
+size_t wgmma_3xtf32_scratch_bytes(const struct conv_shape *s);
 /* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, else step
  * 13 where it does, else step 14. */
 conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_wgmma_tf32;

@@ -149,6 +149,13 @@ static const struct conv_variant variants[] = {
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_tf32},
+    {.name = "wgmma_3xtf32",
+     .what = "15: 3xTF32 on wgmma: weights split per call, each stage's input as it lands",
+     .dtype = DTYPE_3XTF32,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .scratch_bytes = wgmma_3xtf32_scratch_bytes,
+     .run = launch_conv2d_wgmma_3xtf32},
 };
 
 /* The library's rows in NCHW too: what a framework using NCHW tensors gets, and

@@ -223,9 +223,10 @@ static void encode_output_map(const struct conv_args *a, cuuint32_t box_w, cuuin
     encode_pixels_map<Out>(a->output, a->shape.cout, &a->shape, box_w, box_h, "output", map);
 }
 
-/* weights: the KRSC weights as C x (R*S) x K, box BOX_CHANNELS x 1 x BN. */
+/* weights: KRSC weights of a's shape as C x (R*S) x K, box BOX_CHANNELS x 1 x BN (the
+ * layer's, or step 15's parts of them). */
 template <typename Elem, int BN>
-static void encode_weight_map(const struct conv_args *a, CUtensorMap *map)
+static void encode_weight_map(const struct conv_args *a, const void *weights, CUtensorMap *map)
 {
     const struct conv_shape *s = &a->shape;
     const cuuint64_t taps = (cuuint64_t)s->ksize * s->ksize;
@@ -233,8 +234,8 @@ static void encode_weight_map(const struct conv_args *a, CUtensorMap *map)
     const cuuint64_t dims[3] = {(cuuint64_t)s->cin, taps, (cuuint64_t)s->cout};
     const cuuint64_t strides[2] = {row, row * taps};
     const cuuint32_t box[3] = {TMA_ROW_BYTES / sizeof(Elem), 1, BN}; /* box sizes: 256 at most */
-    encode_tensor_map(map, tensor_map_type(static_cast<const Elem *>(a->weights)), 3, a->weights,
-                      dims, strides, box, "weights");
+    encode_tensor_map(map, tensor_map_type(static_cast<const Elem *>(weights)), 3, weights, dims,
+                      strides, box, "weights");
 }
 
 /* Both, for blocks of 128 pixels and BN output channels. */
@@ -244,7 +245,7 @@ static void encode_layer_maps(const struct conv_args *a, const struct pixel_tili
 {
     encode_input_map<Elem>(a, 1u << tiling.width_log2, (cuuint32_t)WG_BM >> tiling.width_log2,
                            input_map);
-    encode_weight_map<Elem, BN>(a, weight_map);
+    encode_weight_map<Elem, BN>(a, a->weights, weight_map);
 }
 
 /* Whether the TMA can store the output: rows of whole 16-byte chunks, aligned. */

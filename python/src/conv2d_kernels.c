@@ -3,7 +3,8 @@
  * lesson 07's implicit_gemm_async on multi-channel layers; on tensor cores (fp16, bf16,
  * TF32), lesson 08's final kernels on an H100 or H200 where lesson 08's
  * wgmma_beats_mma says they are faster (step 12 on first layers, step 11's wgmma on
- * whole 16-byte channel rows), else its mma.sync (results/h200/08_ladder/); for binary
+ * whole 16-byte channel rows), else its mma.sync (results/h200/08_ladder/); 3xTF32 on
+ * step 15's wgmma there (results/h200/08_ladder/bench_step15_*.csv); for binary
  * layers lesson 09's bit tensor cores, its packed_xnor on a GPU without them. Seed 000's
  * naive and tiled kernels (lessons 02 and 04) run when named. */
 #include "conv2d_kernels.h"
@@ -79,6 +80,13 @@ static const struct conv2d_kernel kernels[] = {
      .layout = LAYOUT_NHWC,
      .needs = {.cc = MMA_CC, .smem_bytes = mma_smem_bytes},
      .run = launch_conv2d_mma_tf32},
+    /* Falls back to 3xtf32 itself where the TMA cannot read the layer. */
+    {.name = "08_tensor_cores/wgmma_3xtf32",
+     .dtype = DTYPE_3XTF32,
+     .layout = LAYOUT_NHWC,
+     .needs = {.cc = WGMMA_CC, .arch_specific = true, .code_cc = wgmma_code_cc},
+     .scratch_bytes = wgmma_3xtf32_scratch_bytes,
+     .run = launch_conv2d_wgmma_3xtf32},
     {.name = "08_tensor_cores/3xtf32",
      .dtype = DTYPE_3XTF32,
      .layout = LAYOUT_NHWC,
