@@ -171,9 +171,9 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
         if (lane == 0)
             barrier_arrive(&empty[previous]);
         if constexpr (STAGED) {
-            /* [page: staged-halves] */
             uint4 *buffer =
                 ring + STAGES * tile_t::CHUNKS + warpgroup * (L::STAGING_BYTES / CHUNK_BYTES);
+            /* [page: staged-halves] */
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int first = half * WG_ROWS_PER_GROUP; /* the half's first pixel */

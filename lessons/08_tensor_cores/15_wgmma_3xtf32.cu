@@ -17,9 +17,12 @@
  *     adds with truncation, which drifts over a long k), the small products into a third
  *     set over all of k. So a warpgroup waits for its stage's wgmmas before the next
  *     (the other warpgroup's keep the tensor cores busy meanwhile);
- *   - three accumulator sets of 64 x BN: BN = 64 keeps them, 96 registers a thread,
- *     clear of the 232 a consumer has. A stage is A (16 KB), B's big and small parts (8
- *     KB each), 6 stages; the small parts of A take 16 KB more.
+ *   - three accumulator sets of 64 x BN per consumer thread: at BN = 128, 192
+ *     registers of the 232 setmaxnreg gives a consumer (no spills). A stage is A (16 KB)
+ *     and B's big and small parts (16 KB each), 4 stages; the small parts of A take 16 KB
+ *     more. Layers of at most 64 output channels take BN = 64 (6 stages of 32 KB).
+ *     Measured (H200, the notes): 128 x 64 tiles everywhere ran the deep layers 1.49 to
+ *     1.55 times slower: each input value split for half the products.
  * Where the TMA cannot read the layer (rows of channels not whole 16-byte chunks),
  * step 4's 3xtf32.
  *
@@ -67,7 +70,6 @@ __global__ void split_weights(const float *__restrict__ weights, uint32_t *__res
  * place into big parts, their small parts to the same offsets of `small`. */
 static __device__ __forceinline__ void split_rows(uint4 *rows, uint4 *small)
 {
-    /* [page: split-a] */
     const int lane = threadIdx.x % 32, first = threadIdx.x % 128 / 32 * 16 * WG_CHUNKS;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -79,7 +81,6 @@ static __device__ __forceinline__ void split_rows(uint4 *rows, uint4 *small)
         small[chunk] = *reinterpret_cast<const uint4 *>(lo);
     }
     fence_async_proxy(); /* the wgmmas read these through the async proxy */
-    /* [/page: split-a] */
 }
 
 template <int N> static __device__ __forceinline__ void zero(float (&x)[N])
@@ -147,7 +148,6 @@ __global__ void __launch_bounds__(SPLIT_THREADS, 1)
         split_rows(a, a_small);
         named_barrier_sync(1 + group, 128); /* the warpgroup's 64 rows all split */
 
-        /* [page: three-products] */
         const uint64_t a_desc = tile_descriptor(a), small_a_desc = tile_descriptor(a_small);
         const uint64_t b_desc = tile_descriptor(stage + L::A_CHUNKS);
         const uint64_t small_b_desc = tile_descriptor(stage + L::A_CHUNKS + L::B_CHUNKS);
@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(SPLIT_THREADS, 1)
         pin_accumulators(big);
         pin_accumulators(small);
         wgmma_fence();
+        /* [page: three-products] */
 #pragma unroll
         for (int k = 0; k < WG_CHUNKS * CHUNK_BYTES / WG_KSTEP_BYTES; k++) {
             const int bytes = k * WG_KSTEP_BYTES;
@@ -162,6 +163,7 @@ __global__ void __launch_bounds__(SPLIT_THREADS, 1)
             op::run(small, descriptor_plus(small_a_desc, bytes), descriptor_plus(b_desc, bytes));
             op::run(small, descriptor_plus(a_desc, bytes), descriptor_plus(small_b_desc, bytes));
         }
+        /* [/page: three-products] */
         wgmma_commit();
         wgmma_wait<0>();
         pin_accumulators(big);
@@ -172,7 +174,6 @@ __global__ void __launch_bounds__(SPLIT_THREADS, 1)
 #pragma unroll
         for (int i = 0; i < BN / 2; i++)
             sum[i] += big[i];
-        /* [/page: three-products] */
         at.advance();
     }
 #pragma unroll

@@ -2,8 +2,9 @@
  * idea each. The layer is the same implicit GEMM (M = N*H*W pixels, N = K channels, K =
  * C*R*S), now in NHWC so that a GEMM row's k runs along memory, multiplied by the
  * tensor cores. Steps 1-4 use the warp-level instructions every GPU since the A100 has
- * (mma.sync); steps 5-11 Hopper's warpgroup MMA (wgmma) and its copy engine (TMA); step
- * 12 the first layer, whose three channels make it a memory problem. The
+ * (mma.sync); steps 5-11 and 13-15 Hopper's warpgroup MMA (wgmma) and its copy engine
+ * (TMA), 15 at fp32 accuracy (3xTF32); step 12 the first layer, whose three channels
+ * make it a memory problem. The
  * last step of each kind runs at every precision it supports: fp16, bf16, fp32 data in
  * TF32 (what PyTorch runs by default), and 3xTF32 (fp32 accuracy from three TF32
  * products). Each runs beside cuDNN at its own precision and layout.

@@ -231,6 +231,7 @@ struct mma_3xtf32 {
             multiply_fragments<mma_tf32_m16n8k8>(small, a, b_small);
             multiply_fragments<mma_tf32_m16n8k8>(tile, a, b);
         }
+        /* [/page: split-accumulators] */
         __device__ __forceinline__ void end_stage()
         {
             add_to(sum, tile);
@@ -239,7 +240,6 @@ struct mma_3xtf32 {
         {
             add_to(sum, small);
         }
-        /* [/page: split-accumulators] */
     };
 };
 
