@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(SPLIT_THREADS, 1)
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < STAGES; i++) {
-            barrier_init(&full[i], 1);
+            barrier_init(&full[i], 2); /* the loader's arrival and the third box's */
             barrier_init(&empty[i], SPLIT_CONSUMER_WARPS);
         }
         barrier_init_fence();
@@ -126,7 +126,8 @@ __global__ void __launch_bounds__(SPLIT_THREADS, 1)
                 if (t >= STAGES)
                     barrier_wait(&empty[at.stage], at.phase ^ 1);
                 uint4 *stage = ring + at.stage * L::STAGE_CHUNKS;
-                barrier_expect_tx(&full[at.stage], L::B_CHUNKS * CHUNK_BYTES);
+                /* The third box announces its bytes with its own arrival. */
+                barrier_expect_bytes(&full[at.stage], L::B_CHUNKS * CHUNK_BYTES);
                 tma_load_3d(stage + L::A_CHUNKS + L::B_CHUNKS, &small_map, &full[at.stage],
                             loader.c0, loader.tap_r * s.ksize + loader.tap_s, block.j0);
                 loader.load(stage, &full[at.stage]);

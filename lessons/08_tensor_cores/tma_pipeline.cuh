@@ -97,18 +97,6 @@ static __device__ __forceinline__ void barrier_expect_bytes(uint64_t *bar, uint3
 #endif
 }
 
-/* Announces `bytes` more bytes for the current phase without arriving: for a stage
- * whose loads one arrive.expect_tx does not cover (step 15's third box). */
-static __device__ __forceinline__ void barrier_expect_tx(uint64_t *bar, uint32_t bytes)
-{
-#if TMA_PIPELINE_DEVICE
-    asm volatile(
-        "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)),
-        "r"(bytes)
-        : "memory");
-#endif
-}
-
 /* One arrival, with release semantics: this thread's earlier work is visible to
  * whoever then waits for the phase. */
 static __device__ __forceinline__ void barrier_arrive(uint64_t *bar)
