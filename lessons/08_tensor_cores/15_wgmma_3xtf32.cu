@@ -17,12 +17,13 @@
  *     adds with truncation, which drifts over a long k), the small products into a third
  *     set over all of k. So a warpgroup waits for its stage's wgmmas before the next
  *     (the other warpgroup's keep the tensor cores busy meanwhile);
- *   - three accumulator sets of 64 x BN per consumer thread: at BN = 128, 192
- *     registers of the 232 setmaxnreg gives a consumer (no spills). A stage is A (16 KB)
- *     and B's big and small parts (16 KB each), 4 stages; the small parts of A take 16 KB
- *     more. Layers of at most 64 output channels take BN = 64 (6 stages of 32 KB).
- *     Measured (H200, the notes): 128 x 64 tiles everywhere ran the deep layers 1.49 to
- *     1.55 times slower: each input value split for half the products.
+ *   - three accumulator sets of 64 x BN per consumer warpgroup, BN / 2 registers each
+ *     a thread: at BN = 128, 192 of the 232 setmaxnreg gives a consumer (no spills). A
+ *     stage is A (16 KB) and B's big and small parts (16 KB each), 4 stages; the small
+ *     parts of A take 16 KB more. Layers of at most 64 output channels take BN = 64 (6
+ *     stages of 32 KB). Measured (H200, the notes): 128 x 64 tiles everywhere ran the
+ *     deep layers 1.49 to 1.55 times slower: each input value split for half the
+ *     products.
  * Where the TMA cannot read the layer (rows of channels not whole 16-byte chunks),
  * step 4's 3xtf32.
  *
