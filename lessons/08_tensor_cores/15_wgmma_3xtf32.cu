@@ -37,6 +37,8 @@
 #define SPLIT_THREADS (SPLIT_CONSUMER_THREADS + 128) /* and a producer warpgroup */
 #define SPLIT_PRODUCER_REGISTERS 40
 #define SPLIT_CONSUMER_REGISTERS 232
+#define SPLIT_WEIGHTS_THREADS 256
+#define SPLIT_WEIGHTS_BLOCKS 4096 /* at most: a grid-stride loop does the rest */
 
 /* A stage: A's 128 rows, then B's big parts, then B's small parts (BN rows each), all
  * rows of 128 bytes (32 fp32 values of k): 32 KB at BN = 64 (6 stages), 48 KB at BN =
@@ -225,12 +227,13 @@ extern "C" void launch_conv2d_wgmma_3xtf32(const struct conv_args *a)
     }
     const size_t count = (size_t)s->cout * s->cin * s->ksize * s->ksize;
     uint32_t *big = static_cast<uint32_t *>(a->scratch), *small = big + count;
-    const size_t blocks = (count + 255) / 256; /* a grid-stride loop past 4096 blocks */
-    split_weights<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, a->stream>>>(
-        static_cast<const float *>(a->weights), big, small, count);
+    const size_t blocks = (count + SPLIT_WEIGHTS_THREADS - 1) / SPLIT_WEIGHTS_THREADS;
+    split_weights<<<(unsigned)(blocks < SPLIT_WEIGHTS_BLOCKS ? blocks : SPLIT_WEIGHTS_BLOCKS),
+                    SPLIT_WEIGHTS_THREADS, 0, a->stream>>>(static_cast<const float *>(a->weights),
+                                                           big, small, count);
     CUDA_CHECK_LAUNCH();
 
-    if (s->cout > 64)
+    if (s->cout > NARROW_COUT)
         launch_split<128>(a, big, small);
     else
         launch_split<64>(a, big, small);

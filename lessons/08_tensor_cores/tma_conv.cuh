@@ -27,7 +27,7 @@
 
 #define TMA_ROW_BYTES 128 /* of channels per step: one swizzled tile row */
 #define TMA_WIDE_COUT 256 /* layers with this many output channels or more: BN = 256 */
-#define NARROW_COUT 64    /* steps 11 and 14: at most this many output channels, BN = 64 */
+#define NARROW_COUT 64    /* steps 11, 14, 15: at most this many output channels, BN = 64 */
 #define TMA_SMEM_LIMIT (227 * 1024) /* dynamic shared memory of a block on an H100 or H200 */
 
 /* A block's tile, 128 pixels x BN output channels of element type Elem, in a ring of

@@ -4,7 +4,7 @@
  * TF32), lesson 08's final kernels on an H100 or H200 where lesson 08's
  * wgmma_beats_mma says they are faster (step 12 on first layers, step 11's wgmma on
  * whole 16-byte channel rows), else its mma.sync (results/h200/08_ladder/); 3xTF32 on
- * step 15's wgmma there (results/h200/08_ladder/bench_step15_*.csv); for binary
+ * step 15's wgmma there (results/h200/08_ladder/bench_step15*.csv); for binary
  * layers lesson 09's bit tensor cores, its packed_xnor on a GPU without them. Seed 000's
  * naive and tiled kernels (lessons 02 and 04) run when named. */
 #include "conv2d_kernels.h"
