@@ -294,12 +294,20 @@ def positive(*values):
 
 # ---------------------------------------------------------------- drawing helpers
 
-def new_axes(problem_count, series_count=1):
+def new_panels(problem_count, series_count=1, panels=1):
+    """A figure of `panels` axes stacked above one another, sharing the problem axis."""
     width = min(20.0, max(7.0, 2.5 + problem_count * (0.3 * series_count + 0.5)))
-    fig, ax = plt.subplots(figsize=(width, 4.8))
-    ax.grid(axis="y", which="major", alpha=0.3)
-    ax.set_axisbelow(True)
-    return fig, ax
+    fig, axes = plt.subplots(panels, 1, figsize=(width, 4.8 * panels), sharex=True,
+                             squeeze=False)
+    for ax in axes[:, 0]:
+        ax.grid(axis="y", which="major", alpha=0.3)
+        ax.set_axisbelow(True)
+    return fig, list(axes[:, 0])
+
+
+def new_axes(problem_count, series_count=1):
+    fig, axes = new_panels(problem_count, series_count)
+    return fig, axes[0]
 
 
 def use_log_scale(ax, axis="y"):
@@ -412,29 +420,43 @@ def lesson_devices(rows):
     return ", ".join(unique(r["device"] for r in kernels))
 
 
+def panels_of(rows):
+    """The rows of one chart's panels: one panel, or one per precision where the lesson
+    has more variants than the palette has colours (lesson 08's ladder), the lesson's
+    own precisions first, then those only cuDNN ran."""
+    if len(series_by_variant(rows)) <= len(PALETTE):
+        return [rows]
+    dtypes = unique([r["dtype"] for r in rows if r["variant"] != CUDNN] +
+                    [r["dtype"] for r in rows])
+    return [[r for r in rows if r["dtype"] == d] for d in dtypes]
+
+
 def bar_chart(rows, value, title, ylabel, log, reference=None):
     """Grouped bars of value(row) per problem and variant, with an optional Reference
-    line; None when no row has a value."""
+    line, a panel per precision when one would need more colours than PALETTE has; None
+    when no row has a value."""
     rows = [r for r in rows if value(r) is not None or r["status"] == "FAIL"]
     values = [value(r) for r in rows if value(r) is not None]
     if not values:
         return None
     problems = problem_order(rows)
-    series = series_by_variant(rows)
-    fig, ax = new_axes(len(problems), len(series))
+    panels = panels_of(rows)
+    most = max(len(series_by_variant(panel)) for panel in panels)
+    fig, axes = new_panels(len(problems), most, len(panels))
     bottom, top = value_limits(values, log, reference.y if reference else None)
-    if log:
-        use_log_scale(ax)
     base = reference.y if reference and reference.bars_start_here else (bottom if log else 0.0)
-    handles = draw_grouped_bars(ax, problems, series, value, base)
-    ax.set_ylim(bottom, top)
-    if reference:
-        draw_reference(ax, reference.y, reference.text)
-    set_problem_ticks(ax, problems)
-    ax.set_xlabel("problem (preset, or size and filter)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    legend_outside(ax, handles, title="variant")
+    for ax, panel in zip(axes, panels):
+        if log:
+            use_log_scale(ax)
+        handles = draw_grouped_bars(ax, problems, series_by_variant(panel), value, base)
+        ax.set_ylim(bottom, top)
+        if reference:
+            draw_reference(ax, reference.y, reference.text)
+        ax.set_ylabel(ylabel)
+        legend_outside(ax, handles, title="variant" if len(panels) == 1 else panel[0]["dtype"])
+    set_problem_ticks(axes[-1], problems)
+    axes[-1].set_xlabel("problem (preset, or size and filter)")
+    axes[0].set_title(title)
     return fig
 
 

@@ -75,6 +75,21 @@ expect_refusal "wrong header" bad_header.csv "$work/out_bad" "$sample" "$bad" --
 expect_refusal "missing CSV" no_such.csv "$work/out_missing" \
     "$work/no_such.csv" --out "$work/out_missing"
 
+# A lesson of more variants than the palette has colours (lesson 08's ladder: 21) is
+# drawn in one panel per precision: 24 variants of one lesson-07 row, 12 fp16 and 12
+# fp32, each panel within the palette.
+many=$work/many_variants.csv
+head -n 1 "$sample" >"$many"
+grep -m 1 "^07_multichannel," "$sample" | awk -F, -v OFS=, '{
+    for (i = 0; i < 24; i++) {
+        $1 = "08_tensor_cores"; $2 = sprintf("step%02d", i); $11 = i < 12 ? "fp16" : "fp32"
+        print
+    }
+}' >>"$many"
+run_plot "$many" --out "$work/out_many"
+[ "$rc" -eq 0 ] || fail "24 variants: exit $rc: $(cat "$work/stderr")"
+is_png "$work/out_many/${slug}_08_tensor_cores_time.png" || fail "24 variants: no time chart"
+
 # A CSV holding only the header: a message, exit 0, no PNG.
 empty=$work/header_only.csv
 head -n 1 "$sample" >"$empty"
