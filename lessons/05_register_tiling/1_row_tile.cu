@@ -13,7 +13,8 @@
  * thread loads the OUTS + 2*HALO inputs it needs into registers once, and output m
  * reads floats m .. m + 2R of them (the horizontal register window). The loops
  * unroll, so every array lives in registers and every tap has a constant address
- * in the constant bank. With OUTS = 1 this is lesson 03's unrolled kernel. */
+ * in the constant bank. With OUTS = 1 it is the step's baseline: lesson 03's work per
+ * output, in blocks of 32x4 and each filter row's inputs loaded first. */
 template <int R, int OUTS, bool WIDE>
 __global__ void __launch_bounds__(BLOCK_THREADS)
     conv2d_row_tile(const float *__restrict__ in, float *__restrict__ out, int n, int h, int w,

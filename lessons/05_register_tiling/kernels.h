@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Step 1, outputs side by side along a row (1_row_tile.cu): one output per thread
- * (lesson 03's unrolled kernel, the starting point); 4, then 8 outputs along a row per
+ * (the baseline: lesson 03's work per output, in this kernel's form); 4, then 8 outputs per
  * thread, scalar loads; 8 outputs with 16-byte loads where the rows allow them. */
 conv_launcher setup_row_tile, launch_one_per_thread, launch_row4, launch_row8, launch_row8_vec4;
 

@@ -10,7 +10,8 @@
 
 static const struct conv_variant variants[] = {
     {.name = "one_per_thread",
-     .what = "one output per thread, filter in constant memory (lesson 03's unrolled kernel)",
+     .what = "one output per thread, filter in constant memory: step 1's kernel at 1 output, "
+             "the baseline",
      .setup = setup_row_tile,
      .run = launch_one_per_thread},
     {.name = "row4",
