@@ -232,7 +232,6 @@ static void launch_gemm(const struct conv_args *a)
         launch_tile<GEMM_BM, BK, STAGES, ASYNC, TAP_TEST>(a, vector_stores);
 }
 
-/* [page: step-launchers] */
 extern "C" void launch_conv2d_implicit_gemm_column(const struct conv_args *a)
 {
     launch_gemm<GEMM_BK, DOUBLE_BUFFER, false, false>(a);
@@ -257,4 +256,3 @@ extern "C" void launch_conv2d_implicit_gemm_async(const struct conv_args *a)
 {
     launch_gemm<ASYNC_BK, ASYNC_STAGES, true, true>(a);
 }
-/* [/page: step-launchers] */
