@@ -2,7 +2,7 @@
 """A lesson's ladder: the median time of each step beside cuDNN, one panel per layer.
 
 Reads:  a bench CSV of one ladder run (defaults: lesson 08,
-        results/h200/08_ladder/bench_6cf8513.csv; lesson 09,
+        results/h200/08_ladder/bench_step16.csv; lesson 09,
         results/h200/09_ladder/bench.csv), the PASS rows of the lesson's ladder variants
         and its cuDNN rows at the reference's precision and layout (fp16 NHWC), on the
         few layers the chart shows. When a row was measured several times, the last wins.
@@ -35,14 +35,14 @@ from diagram import save  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 # Distinct colours, one per step (black is cuDNN's line).
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-           "tab:pink", "tab:olive", "tab:cyan", "tab:grey", "gold", "navy", "lime")
+           "tab:pink", "tab:olive", "tab:cyan", "tab:grey", "gold", "navy", "lime", "teal")
 # Per lesson: its folder, default CSV, the ladder (variant, what the step adds, the step
 # it is measured against: None for the one before), the layers shown, the reference
 # (cuDNN's dtype and layout), the x scale and what the steps compute.
 LESSONS = {
     "08": {
         "lesson": "08_tensor_cores",
-        "csv": REPO / "results" / "h200" / "08_ladder" / "bench_6cf8513.csv",
+        "csv": REPO / "results" / "h200" / "08_ladder" / "bench_step16.csv",
         "steps": (
             ("wmma_fp16", "WMMA API, one tile at a time", None),
             ("mma_fp16_tiles", "mma.sync, 64x64 warp tiles", None),
@@ -58,6 +58,8 @@ LESSONS = {
             None,  # step 12, few_channels_fp16: the first layer only (C*R*S <= 32)
             ("wgmma_fp16_halo", "C <= 64: the input once per tile", "wgmma_fp16_narrow"),
             ("wgmma_fp16_staged", "step 11, stores through shared memory", "wgmma_fp16_narrow"),
+            None,  # step 15, wgmma_3xtf32: fp32 accuracy, not an fp16 step
+            ("wgmma_fp16_persistent", "step 8's tile, persistent, staged stores", "wgmma_fp16_staged"),
         ),
         "presets": ("unet-64x64", "unet-128x128", "unet-1024x1024"),
         "reference": ("fp16", "nhwc"),

@@ -16,7 +16,7 @@
 #include "tma_conv.cuh"
 #include "wgmma_steps.h"
 
-template <typename Op> static void launch(const struct conv_args *a)
+template <typename Op> void launch_wide_tile(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
         launch_wgmma_cp_async<Op>(a);
@@ -26,7 +26,11 @@ template <typename Op> static void launch(const struct conv_args *a)
         launch_warp_specialised<Op, 128, 1>(a);
 }
 
+template void launch_wide_tile<mma_fp16>(const struct conv_args *a);
+template void launch_wide_tile<mma_bf16>(const struct conv_args *a);
+template void launch_wide_tile<mma_tf32>(const struct conv_args *a);
+
 extern "C" void launch_conv2d_wgmma_fp16_wide(const struct conv_args *a)
 {
-    launch<mma_fp16>(a);
+    launch_wide_tile<mma_fp16>(a);
 }

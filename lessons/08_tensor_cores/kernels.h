@@ -63,8 +63,12 @@ conv_launcher launch_conv2d_wgmma_fp16_staged;
  * lands (15_wgmma_3xtf32.cu); step 4's 3xtf32 where the TMA cannot read the layer. */
 conv_launcher launch_conv2d_wgmma_3xtf32;
 size_t wgmma_3xtf32_scratch_bytes(const struct conv_shape *s);
+/* Step 16: step 8's 128 x 256 tiles in persistent blocks, both consumer warpgroups on one
+ * tile, the output staged and stored by the TMA (16_persistent_wide.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_persistent;
 /* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, else step
- * 13 where it does, else step 14. */
+ * 13 where it does, else step 16 where the layer has 256 output channels or more and C*R*S
+ * >= 2048, else step 14. */
 conv_launcher launch_conv2d_wgmma_fp16, launch_conv2d_wgmma_bf16, launch_conv2d_wgmma_tf32;
 
 /* Where the final kernels (wgmma_fp16, ...) are faster than mma.sync's on a 9.0 GPU (for

@@ -2,7 +2,7 @@
  * idea each. The layer is the same implicit GEMM (M = N*H*W pixels, N = K channels, K =
  * C*R*S), now in NHWC so that a GEMM row's k runs along memory, multiplied by the
  * tensor cores. Steps 1-4 use the warp-level instructions every GPU since the A100 has
- * (mma.sync); steps 5-11 and 13-15 Hopper's warpgroup MMA (wgmma) and its copy engine
+ * (mma.sync); steps 5-11 and 13-16 Hopper's warpgroup MMA (wgmma) and its copy engine
  * (TMA), 15 at fp32 accuracy (3xTF32); step 12 the first layer, whose three channels
  * make it a memory problem. The
  * last step of each kind runs at every precision it supports: fp16, bf16, fp32 data in
@@ -132,20 +132,26 @@ static const struct conv_variant variants[] = {
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_fp16_staged},
+    {.name = "wgmma_fp16_persistent",
+     .what = "16: step 8's 128x256 tiles, both warpgroups on one, persistent blocks, staged stores",
+     .dtype = DTYPE_FP16,
+     .layout = LAYOUT_NHWC,
+     .needs = NEEDS_WGMMA,
+     .run = launch_conv2d_wgmma_fp16_persistent},
     {.name = "wgmma_fp16",
-     .what = "12, 13 or 14, whichever takes the layer first",
+     .what = "12, 13, 16 or 14, whichever takes the layer first",
      .dtype = DTYPE_FP16,
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_fp16},
     {.name = "wgmma_bf16",
-     .what = "12, 13 or 14 on bf16",
+     .what = "12, 13, 16 or 14 on bf16",
      .dtype = DTYPE_BF16,
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,
      .run = launch_conv2d_wgmma_bf16},
     {.name = "wgmma_tf32",
-     .what = "12 or 14 on fp32 data in TF32 (wgmma.m64nNk8 in 14)",
+     .what = "12, 16 or 14 on fp32 data in TF32 (wgmma.m64nNk8 in 14 and 16)",
      .dtype = DTYPE_TF32,
      .layout = LAYOUT_NHWC,
      .needs = NEEDS_WGMMA,

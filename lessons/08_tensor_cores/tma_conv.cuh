@@ -255,22 +255,25 @@ template <typename Out> static bool output_is_tma_storable(const struct conv_arg
            (uintptr_t)a->output % CHUNK_BYTES == 0;
 }
 
-/* Steps 13 and 14's epilogue, the part every thread does: a warpgroup's 64 rows of a
- * tile (BN channels of Out), with the bias, into its buffer as the TMA store reads them:
- * one 64-row block per 128 bytes of channels, each row's 16-byte chunk c at c ^ (row %
- * 8), the 128-byte swizzle. The accumulators are laid out as store_tile says
+/* Steps 13, 14 and 16's epilogue, the part every thread does: a warpgroup's 64 rows of
+ * a tile (BN channels of Out), with the bias, into its buffer as the TMA store reads
+ * them: one 64-row block per 128 bytes of channels, each row's 16-byte chunk c at c ^
+ * (row % 8), the 128-byte swizzle. The accumulators are laid out as store_tile says
  * (wgmma_ops.cuh): channels 8 j + 2 (lane % 4) + e, e = 0, 1, at rows 16 w + lane / 4
  * and 8 below; bias_of(j, e) is those channels' bias. A warp's 4-byte stores fill 8 rows
- * at 8 chunk positions: no bank conflict. */
-template <int BN, typename Out, typename BiasOf>
+ * at 8 chunk positions: no bank conflict. FIRST and BLOCKS choose which of the tile's
+ * 128-byte column blocks are staged (all by default; step 16 stages one at a time). */
+template <int BN, typename Out, int FIRST = 0, int BLOCKS = BN * sizeof(Out) / TMA_ROW_BYTES,
+          typename BiasOf>
 static __device__ __forceinline__ void stage_rows(const float (&acc)[BN / 2], BiasOf bias_of,
                                                   uint4 *buffer)
 {
     constexpr int BLOCK_CHUNKS = WG_ROWS_PER_GROUP * WG_CHUNKS; /* 64 rows of 128 bytes */
+    constexpr int J_PER_BLOCK = TMA_ROW_BYTES / (int)sizeof(Out) / 8;
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++) {
-        const int byte = (j * 8 + lane % 4 * 2) * (int)sizeof(Out);
+    for (int j = FIRST * J_PER_BLOCK; j < (FIRST + BLOCKS) * J_PER_BLOCK; j++) {
+        const int byte = ((j - FIRST * J_PER_BLOCK) * 8 + lane % 4 * 2) * (int)sizeof(Out);
         const float b0 = bias_of(j, 0), b1 = bias_of(j, 1);
 #pragma unroll
         for (int i = 0; i < 2; i++) {
