@@ -108,23 +108,10 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
     const int warpgroup = threadIdx.x / 128;
     if (warpgroup == PP_CONSUMERS) {
         registers_down<PP_PRODUCER_REGISTERS>();
-        /* The producer: every step of every tile of the block, in order; step t of the
-         * walk waits, from the second round of the ring on, for the stage's release. */
-        if (threadIdx.x == PP_CONSUMERS * 128) {
-            ring_position<STAGES> at;
-            int t = 0;
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                const tma_block<E, BN> block(s, tiling, tile / channel_tiles,
-                                             tile % channel_tiles * BN);
-                tma_loader<E, BN> loader(&input_map, &weight_map, block, s);
-                for (int i = 0; i < block.steps; i++, t++) {
-                    if (t >= STAGES)
-                        barrier_wait(&empty[at.stage], at.phase ^ 1);
-                    loader.load(ring + at.stage * tile_t::CHUNKS, &full[at.stage]);
-                    at.advance();
-                }
-            }
-        }
+        /* The producer: every step of every tile of the block, in order. */
+        if (threadIdx.x == PP_CONSUMERS * 128)
+            load_tiles<E, BN, STAGES>(&input_map, &weight_map, ring, full, empty, s, tiling,
+                                      channel_tiles, tiles);
         return;
     }
     registers_up<PP_CONSUMER_REGISTERS>();
@@ -216,10 +203,7 @@ template <typename Op, int BN, bool STAGED> void launch_pingpong(const struct co
     auto kernel = conv2d_wgmma_pingpong<Op, BN, STAGED>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
-    int device, sms;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    sms = conv_sms(a, sms);
+    const int sms = persistent_sms(a);
     const int blocks = (int)(tiles < sms ? tiles : sms);
     kernel<<<blocks, PP_THREADS, L::SMEM_BYTES, a->stream>>>(
         input_map, weight_map, output_map, a->bias, static_cast<typename Op::out *>(a->output), *s,

@@ -251,11 +251,8 @@ template <typename Op, int KSIZE> static void launch_halo(const struct conv_args
     auto kernel = conv2d_wgmma_halo<Op, KSIZE>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
-    int device, sms;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const int channel_tiles = ceil_div(s->cout, HALO_BN);
-    const int per_channel_tile = min(max(1, conv_sms(a, sms) / channel_tiles), pixel_tiles);
+    const int per_channel_tile = min(max(1, persistent_sms(a) / channel_tiles), pixel_tiles);
     kernel<<<channel_tiles * per_channel_tile, HALO_THREADS, L::SMEM_BYTES, a->stream>>>(
         input_map, weight_map, output_map, a->bias, *s, tiles_x, tiles_y, channel_tiles,
         pixel_tiles);

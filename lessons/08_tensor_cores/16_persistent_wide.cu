@@ -104,21 +104,9 @@ __global__ void __launch_bounds__(PW_THREADS, 1)
     if (threadIdx.x >= PW_CONSUMER_THREADS) {
         registers_down<PW_PRODUCER_REGISTERS>();
         /* The producer: step 10's, every step of every tile of the block, in order. */
-        if (threadIdx.x == PW_CONSUMER_THREADS) {
-            ring_position<STAGES> at;
-            int t = 0;
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                const tma_block<E, BN> block(s, tiling, tile / channel_tiles,
-                                             tile % channel_tiles * BN);
-                tma_loader<E, BN> loader(&input_map, &weight_map, block, s);
-                for (int i = 0; i < block.steps; i++, t++) {
-                    if (t >= STAGES)
-                        barrier_wait(&empty[at.stage], at.phase ^ 1);
-                    loader.load(ring + at.stage * tile_t::CHUNKS, &full[at.stage]);
-                    at.advance();
-                }
-            }
-        }
+        if (threadIdx.x == PW_CONSUMER_THREADS)
+            load_tiles<E, BN, STAGES>(&input_map, &weight_map, ring, full, empty, s, tiling,
+                                      channel_tiles, tiles);
         return;
     }
     registers_up<PW_CONSUMER_REGISTERS>();
@@ -178,10 +166,7 @@ template <typename Op, int BN> static void launch_persistent(const struct conv_a
     auto kernel = conv2d_wgmma_persistent<Op, BN>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
-    int device, sms;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    sms = conv_sms(a, sms);
+    const int sms = persistent_sms(a);
     const int blocks = (int)(tiles < sms ? tiles : sms);
     kernel<<<blocks, PW_THREADS, L::SMEM_BYTES, a->stream>>>(
         input_map, weight_map, output_map, a->bias, *s, tiling, channel_tiles, (int)tiles);

@@ -174,6 +174,30 @@ template <typename Elem, int BN> struct tma_loader {
     }
 };
 
+/* The producer of steps 10 and 16's persistent blocks: every step of every tile of the
+ * block (tiles blockIdx.x, + gridDim.x, ...: pixel rectangle tile / channel_tiles, output
+ * channels tile % channel_tiles x BN), in order, without a pause between tiles; step t
+ * of the walk waits, from the second round of the ring on, for the stage's release. */
+template <typename E, int BN, int STAGES>
+static __device__ __forceinline__ void
+load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *ring, uint64_t *full,
+           uint64_t *empty, const struct conv_shape &s, const struct pixel_tiling &tiling,
+           int channel_tiles, int tiles)
+{
+    ring_position<STAGES> at;
+    int t = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const tma_block<E, BN> block(s, tiling, tile / channel_tiles, tile % channel_tiles * BN);
+        tma_loader<E, BN> loader(input_map, weight_map, block, s);
+        for (int i = 0; i < block.steps; i++, t++) {
+            if (t >= STAGES)
+                barrier_wait(&empty[at.stage], at.phase ^ 1);
+            loader.load(ring + at.stage * tma_tile<E, BN>::CHUNKS, &full[at.stage]);
+            at.advance();
+        }
+    }
+}
+
 static inline CUtensorMapDataType tensor_map_type(const __half *)
 {
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
@@ -330,6 +354,16 @@ static __device__ __forceinline__ void store_rows_tma(const float (&acc)[BN / 2]
                          j0 + b * TMA_ROW_BYTES / (int)sizeof(Out), x, y, n);
         bulk_commit();
     }
+}
+
+/* The SMs a persistent kernel's blocks fill, one each: the GPU's, or those a->sms leaves it
+ * (steps 10, 13 and 16). */
+static inline int persistent_sms(const struct conv_args *a)
+{
+    int device, sms;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return conv_sms(a, sms);
 }
 
 /* Launches a TMA kernel of `threads` threads over the layer: a block per rectangle of
