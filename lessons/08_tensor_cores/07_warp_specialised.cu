@@ -83,29 +83,13 @@ __global__ void __launch_bounds__(ws_layout<BLOCKS>::THREADS, BLOCKS)
     if constexpr (BLOCKS == 1)
         registers_up<WS_CONSUMER_REGISTERS>();
 
-    /* The consumers: warpgroup 0 multiplies pixels 0..63 of the rectangle, 1 the rest. */
-    const int group = threadIdx.x / 128, lane = threadIdx.x % 32;
+    /* The consumers: warpgroup 0 multiplies pixels 0..63 of the rectangle, 1 the rest,
+     * each waiting on a stage's full barrier and giving it back through its empty one
+     * (multiply_tile, tma_conv.cuh). */
+    const int group = threadIdx.x / 128;
     float acc[tile_t::ACCUMULATORS] = {};
-    int previous = 0;
     ring_position<STAGES> at;
-    for (int t = 0; t < block.steps; t++) {
-        /* Step t's bytes: round t / STAGES of full[at.stage] (the producer cannot be a
-         * round ahead: it waits for this stage's release, which comes after this). */
-        barrier_wait(&full[at.stage], at.phase);
-        multiply_step<Op, BN>(acc, tile_t::a_rows(ring, at.stage, group),
-                              tile_t::b_rows(ring, at.stage));
-        /* Step t's wgmmas keep running; those of step t - 1 have now completed, so each
-         * warp gives that stage back (one arrival per warp: a warp's wait covers its
-         * own wgmmas). The last stage is never given back: nothing more is loaded. */
-        wgmma_wait<WG_IN_FLIGHT>();
-        pin_accumulators(acc);
-        if (t > 0 && lane == 0)
-            barrier_arrive(&empty[previous]);
-        previous = at.stage;
-        at.advance();
-    }
-    wgmma_wait<0>();
-    pin_accumulators(acc);
+    multiply_tile<Op, BN, tile_t, false>(acc, ring, full, empty, at, block.steps, group);
 
     store_tile<BN>(acc, output, bias, s.cout, block.j0, group,
                    [&](int row) { return block.pixel_of(row, s, tiling); });

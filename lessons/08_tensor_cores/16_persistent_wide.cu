@@ -111,30 +111,16 @@ __global__ void __launch_bounds__(PW_THREADS, 1)
     }
     registers_up<PW_CONSUMER_REGISTERS>();
 
-    /* The consumers: warpgroup `group` multiplies pixels 64 group.. of every tile. */
-    const int group = threadIdx.x / 128, lane = threadIdx.x % 32;
+    /* The consumers: warpgroup `group` multiplies pixels 64 group.. of every tile, as step
+     * 7's consumers do, giving the tile's last stage back too. */
+    const int group = threadIdx.x / 128;
     uint4 *buffers =
         ring + STAGES * tile_t::CHUNKS + group * PW_BUFFERS * (PW_BUFFER_BYTES / CHUNK_BYTES);
     ring_position<STAGES> at;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const tma_block<E, BN> block(s, tiling, tile / channel_tiles, tile % channel_tiles * BN);
         float acc[tile_t::ACCUMULATORS] = {};
-        int previous = 0;
-        for (int i = 0; i < block.steps; i++) {
-            barrier_wait(&full[at.stage], at.phase);
-            multiply_step<Op, BN>(acc, tile_t::a_rows(ring, at.stage, group),
-                                  tile_t::b_rows(ring, at.stage));
-            wgmma_wait<WG_IN_FLIGHT>();
-            pin_accumulators(acc);
-            if (i > 0 && lane == 0)
-                barrier_arrive(&empty[previous]);
-            previous = at.stage;
-            at.advance();
-        }
-        wgmma_wait<0>();
-        pin_accumulators(acc);
-        if (lane == 0)
-            barrier_arrive(&empty[previous]);        /* the producer goes on with the next tile */
+        multiply_tile<Op, BN, tile_t, true>(acc, ring, full, empty, at, block.steps, group);
         const int first = group * WG_ROWS_PER_GROUP; /* the warpgroup's first pixel */
         store_column_blocks<BN, typename Op::out>(
             std::make_integer_sequence<int, L::COLUMN_BLOCKS>(), acc, bias, s.cout, block.j0,

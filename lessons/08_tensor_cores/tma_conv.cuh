@@ -198,6 +198,38 @@ load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *r
     }
 }
 
+/* Steps 7 and 16's consumers: a tile's `steps` steps from the ring, warpgroup `group`
+ * multiplying its 64 rows into acc, `at` the walk's position. Step t's bytes are round t /
+ * STAGES of full[at.stage] (the producer cannot be a round ahead: it waits for this
+ * stage's release, which comes after this). Step t's wgmmas keep running; those of step
+ * t - 1 have then completed, so each warp gives that stage back (one arrival per warp: a
+ * warp's wait covers its own wgmmas). At the end all are waited for; the last stage is
+ * given back only with RELEASE_LAST (a persistent block's producer goes on to the next
+ * tile; a block of one tile loads nothing more). */
+template <typename Op, int BN, typename Tile, bool RELEASE_LAST, int STAGES>
+static __device__ __forceinline__ void
+multiply_tile(float (&acc)[BN / 2], const uint4 *ring, uint64_t *full, uint64_t *empty,
+              ring_position<STAGES> &at, int steps, int group)
+{
+    const int lane = threadIdx.x % 32;
+    int previous = 0;
+    for (int t = 0; t < steps; t++) {
+        barrier_wait(&full[at.stage], at.phase);
+        multiply_step<Op, BN>(acc, Tile::a_rows(ring, at.stage, group),
+                              Tile::b_rows(ring, at.stage));
+        wgmma_wait<WG_IN_FLIGHT>();
+        pin_accumulators(acc);
+        if (t > 0 && lane == 0)
+            barrier_arrive(&empty[previous]);
+        previous = at.stage;
+        at.advance();
+    }
+    wgmma_wait<0>();
+    pin_accumulators(acc);
+    if (RELEASE_LAST && lane == 0)
+        barrier_arrive(&empty[previous]);
+}
+
 static inline CUtensorMapDataType tensor_map_type(const __half *)
 {
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
