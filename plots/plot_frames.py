@@ -3,7 +3,7 @@
 
 Reads:  a CSV with the harness's frame header (common/measure/report.h, FRAME_CSV_HEADER).
 Writes: into --out, <slug of the GPU>_<lesson>_<preset>_<slug of the flags>_frames.png: time per frame
-        (top) and relative error against the dense layer per frame (bottom), one line
+        (top) and relative error against the float64 conv(x_t) per frame (bottom), one line
         per variant. Frame 0 is computed densely and not timed: it has no time. When a
         variant was run several times on a problem, the last run wins. Each PNG records
         the CSV rows it read, those of its lesson, device and preset (all flags), in its
@@ -83,7 +83,7 @@ def chart(plt, key, variants):
     top.set_title(f"{lesson} {preset} ({params}) on {device}", fontsize=9)
     top.legend(fontsize=8)
     bottom.set_yscale("log")
-    bottom.set_ylabel("relative error vs dense")
+    bottom.set_ylabel("relative error vs conv(x_t), float64")
     bottom.set_xlabel("frame (frame 0 dense, untimed)")
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
