@@ -18,7 +18,8 @@
  * 8's kernel. Nsight Compute on unet-512x512, at its locked 1.2 GHz: steps 14 and 16 take
  * the same cycles at 86-87 % of the SM's throughput, step 16 with 16 % fewer shared-memory
  * wavefronts and L2 35.6 % busy against 64.3 %; at the GPU's own clocks step 16 is 1.02 to
- * 1.03 times faster from unet-256x256 on (results/h200/08_notes.md).
+ * 1.03 times faster from unet-256x256 on: run for seconds, both sit at the power cap, and
+ * step 16, moving fewer bytes, holds a 6 % higher SM clock (results/h200/08_notes.md).
  *
  *   build/bin/08_tensor_cores --preset unet-512x512 --variant wgmma_fp16_persistent
  */
