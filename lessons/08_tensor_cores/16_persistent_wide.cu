@@ -11,9 +11,9 @@
  *   - the two consumer warpgroups multiply the tile's two 64-row halves together, as in
  *     step 7: a stage's empty barrier waits for all 8 consumer warps;
  *   - the epilogue is step 14's, staged and stored by the TMA, one 128-byte column block
- *     at a time through two 8 KB buffers per warpgroup: the ring keeps its 4 stages of 48
- *     KB. A TMA store runs on while the warpgroup stages the next block and multiplies the
- *     next tile; only the staging is not hidden.
+ *     at a time through two 8 KB buffers per warpgroup: the ring keeps its stages (4 of 48
+ *     KB; 6 of 32 KB at 128 x 128). A TMA store runs on while the warpgroup stages the
+ *     next block and multiplies the next tile; only the staging is not hidden.
  * Where the TMA cannot store the output (rows of channels not whole 16-byte chunks), step
  * 8's kernel. Nsight Compute on unet-512x512, at its locked 1.2 GHz: steps 14 and 16 take
  * the same cycles at 86-87 % of the SM's throughput, step 16 with 16 % fewer shared-memory
@@ -47,6 +47,9 @@ template <typename Op, int BN> struct persistent_layout {
     static constexpr int SMEM_BYTES = tile_t::SMEM_BYTES + BUFFERS_BYTES;
     static constexpr int COLUMN_BLOCKS = BN * (int)sizeof(typename Op::out) / TMA_ROW_BYTES;
     static_assert(SMEM_BYTES <= TMA_SMEM_LIMIT, "the ring and the buffers fit one block");
+    /* Every tile starts with buffer 0 and leaves the last store in flight: its last block
+     * must have used the other buffer. */
+    static_assert(COLUMN_BLOCKS % PW_BUFFERS == 0, "a tile's blocks fill the buffers evenly");
 };
 
 /* A warpgroup's 64 rows of the tile, column block by column block: staged into buffer

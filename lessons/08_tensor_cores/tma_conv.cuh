@@ -205,7 +205,8 @@ load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *r
  * t - 1 have then completed, so each warp gives that stage back (one arrival per warp: a
  * warp's wait covers its own wgmmas). At the end all are waited for; the last stage is
  * given back only with RELEASE_LAST (a persistent block's producer goes on to the next
- * tile; a block of one tile loads nothing more). */
+ * tile; a block of one tile loads nothing more). A tile has a step at least: its centre
+ * tap. */
 template <typename Op, int BN, typename Tile, bool RELEASE_LAST, int STAGES>
 static __device__ __forceinline__ void
 multiply_tile(float (&acc)[BN / 2], const uint4 *ring, uint64_t *full, uint64_t *empty,
