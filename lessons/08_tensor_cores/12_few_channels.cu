@@ -269,7 +269,8 @@ extern "C" void launch_conv2d_few_channels_fp16(const struct conv_args *a)
 }
 
 /* The lesson's final kernel: this step where K fits one tile, else step 13 where it
- * takes the layer, else step 16 from 256 output channels on, else step 14. */
+ * takes the layer, else step 16 from 256 output channels and C*R*S >= 2048 on, else step
+ * 14. */
 template <typename Op> static void launch(const struct conv_args *a)
 {
     if (few_channels(&a->shape))

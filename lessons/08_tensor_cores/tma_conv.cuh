@@ -1,4 +1,4 @@
-/* What lesson 08's TMA steps (06_tma.cu to 11_narrow_tile.cu) share:
+/* What lesson 08's TMA steps (06_tma.cu to 16_persistent_wide.cu) share:
  * the layer's tensors as TMA tensor maps, the block's tile of pixels and channels, and
  * the walk along k that loads it, one tap and 128 bytes of channels per step.
  *
