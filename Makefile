@@ -53,8 +53,8 @@ plots:
 	$(PYTHON) plots/12_efficiency.py results/h200x2/bench.csv
 	$(PYTHON) plots/timeline.py results/h200x4/timeline_rows_overlap_g2.csv \
 	    docs/img/12_timeline_rows_overlap.png --title "rows_overlap, unet-64x64, 2 of 4 H200s"
-	$(PYTHON) plots/ladder.py 08 results/h200/08_ladder/bench_step16.csv
-	$(PYTHON) plots/ladder.py 09 results/h200/09_ladder/bench.csv
+	$(PYTHON) plots/ladder.py 08
+	$(PYTHON) plots/ladder.py 09
 	$(PYTHON) plots/plot_frames.py results/h200/11_frames.csv --out docs/img --shown-in docs
 	$(PYTHON) plots/compare_gpus.py results/h100/bench.csv results/h200/bench.csv \
 	    --out docs/img --shown-in docs --no-table
