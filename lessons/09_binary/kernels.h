@@ -65,6 +65,14 @@ conv_launcher launch_conv2d_bmma_fused;
  * are bmma_classes's; bmma_wgmma_code_cc is 90 where the build made its sm_90a code, else 0. */
 conv_launcher launch_conv2d_bmma_wgmma;
 int bmma_wgmma_code_cc(void);
+/* The AND layer as lesson 08's best kernels run theirs (11_bmma_tma.cu, sm_90a code): TMA
+ * im2col boxes, A and B by descriptor, a producer warp, persistent blocks; step 10 where
+ * the TMA cannot read the packed rows. Scratch: bmma_classes's table of bases, then the
+ * weights as wgmma reads them (setup lays them out). */
+conv_launcher setup_conv2d_bmma_tma, launch_conv2d_bmma_tma;
+int bmma_tma_code_cc(void);
+size_t bmma_tma_smem_per_block(const struct conv_shape *s);
+size_t bmma_tma_scratch_bytes(const struct conv_shape *s);
 /* The same AND kernel on float sign input, packed into scratch inside the timed run
  * (setup packs the weights once, as a network would; 8_bmma_and.cu). */
 size_t pack_bmma_scratch_bytes(const struct conv_shape *s);

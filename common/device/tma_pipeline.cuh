@@ -1,6 +1,6 @@
-/* Hopper's asynchronous pipeline, one short wrapper per instruction, for the
- * TMA kernels of lesson 08's steps 6 to 14 (PTX ISA: "mbarrier", "cp.async.bulk.tensor";
- * CUDA driver API: "Tensor Map Object Management").
+/* Hopper's asynchronous pipeline, one short wrapper per instruction, for the TMA
+ * kernels of lesson 08 (steps 6 to 16) and lesson 09 (step 11) (PTX ISA: "mbarrier",
+ * "cp.async.bulk.tensor"; CUDA driver API: "Tensor Map Object Management").
  *
  *   tensor map  128 bytes the host encodes once per launch: a global tensor's base
  *               address, sizes and strides, the box one copy moves, and the swizzle the
@@ -10,6 +10,10 @@
  *               a whole box at some coordinates. Parts of the box outside the tensor
  *               (negative coordinates included) arrive as zeros. No registers, no
  *               address arithmetic per element, no other thread involved.
+ *   im2col      a TMA load of another mode (lesson 09): `pixels` consecutive output
+ *               pixels of an NHWC tensor, walked along W, then H, then N, each shifted
+ *               by one filter tap (the offsets); a shifted pixel outside the image
+ *               arrives as zeros, so a box is one tap's rows of an implicit GEMM's A.
  *   mbarrier    a 64-bit counter in shared memory with a phase bit. A phase completes
  *               when the expected number of threads has arrived AND the bytes announced
  *               by arrive.expect_tx have landed (the TMA unit counts them down); then
@@ -161,6 +165,36 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap 
 #endif
 }
 
+/* An im2col box of `map` (encode_im2col_map): the pixels from the filter window's corner
+ * (c0 its first channel byte, w, h, n) on, each read at tap (dw, dh) of its window. */
+static __device__ __forceinline__ void tma_load_im2col_4d(void *dst, const CUtensorMap *map,
+                                                          uint64_t *bar, int c0, int w, int h,
+                                                          int n, uint16_t dw, uint16_t dh)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(smem_address(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(w), "r"(h),
+        "r"(n), "h"(dw), "h"(dh)
+        : "memory");
+#endif
+}
+
+/* `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global
+ * memory to shared memory at dst, no tensor map: one request of the TMA unit, whatever
+ * the rows it holds. They count down `bar`'s announced bytes. */
+static __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes,
+                                                 uint64_t *bar)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1], %2, [%3];\n" ::"r"(smem_address(dst)),
+                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(smem_address(bar))
+                 : "memory");
+#endif
+}
+
 /* The other way (step 13's epilogue): the box at `src` in shared memory to the tensor
  * at coordinates (c0, c1, c2, c3); what lies outside the tensor is not written. The
  * store joins this thread's current bulk group. */
@@ -209,52 +243,72 @@ static __device__ __forceinline__ void named_barrier_sync(int id, int count)
 #endif
 }
 
-/* The driver's tensor-map encoder, found through the runtime once, so that the lesson
- * links the runtime alone (statically) and not libcuda. */
-typedef decltype(&cuTensorMapEncodeTiled) tensor_map_encoder;
-
-static tensor_map_encoder find_tensor_map_encoder(void)
+/* A function of the driver's, found through the runtime, so that a lesson links the
+ * runtime alone (statically) and not libcuda: the tensor-map encoders. */
+static void *driver_function(const char *name)
 {
-    static const tensor_map_encoder encode = [] {
-        void *fn = NULL;
-        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
-        /* 12000: the function as CUDA 12.0 introduced it. */
-        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                    cudaEnableDefault, &found));
+    /* 12000: the function as CUDA 12.0 introduced it. */
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
 #else
-        /* CUDA 12.0-12.4 have no ...ByVersion: this finds the function as this
-         * toolkit's cuda.h declares it. */
-        CUDA_CHECK(
-            cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
+    /* CUDA 12.0-12.4 have no ...ByVersion: this finds the function as this toolkit's
+     * cuda.h declares it. */
+    CUDA_CHECK(cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found));
 #endif
-        if (found != cudaDriverEntryPointSuccess || fn == NULL) {
-            fprintf(stderr, "error: the CUDA driver has no cuTensorMapEncodeTiled\n");
-            exit(1);
-        }
-        return reinterpret_cast<tensor_map_encoder>(fn);
-    }();
-    return encode;
+    if (found != cudaDriverEntryPointSuccess || fn == NULL) {
+        fprintf(stderr, "error: the CUDA driver has no %s\n", name);
+        exit(1);
+    }
+    return fn;
+}
+
+static void check_encoded(CUresult result, const char *encoder, const char *what)
+{
+    if (result != CUDA_SUCCESS) {
+        fprintf(stderr, "error: %s failed for the %s (CUresult %d)\n", encoder, what, (int)result);
+        exit(1);
+    }
 }
 
 /* A tensor map over `rank` dimensions of `type` elements at base: dims innermost first,
  * strides in bytes of dimensions 1.., box in elements. Out-of-bounds elements read as
- * zero, and the box lands in the 128-byte swizzle that wgmma's descriptors read. */
+ * zero, and the box lands in the swizzle that wgmma's descriptors read (lesson 08's
+ * 128-byte one unless named). */
 static inline void encode_tensor_map(CUtensorMap *map, CUtensorMapDataType type, int rank,
                                      const void *base, const cuuint64_t *dims,
                                      const cuuint64_t *strides, const cuuint32_t *box,
+                                     const char *what,
+                                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B)
+{
+    static const auto encode = reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(
+        driver_function("cuTensorMapEncodeTiled"));
+    const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+    check_encoded(encode(map, type, (cuuint32_t)rank, const_cast<void *>(base), dims, strides, box,
+                         element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                  "cuTensorMapEncodeTiled", what);
+}
+
+/* An im2col map (tma_load_im2col_4d) over an NHWC tensor of bytes at base: dims
+ * {channel bytes, W, H, N}, strides in bytes of W, H and N. A load brings `pixels`
+ * pixels of `channel_bytes` bytes each; the window corners the pixels walk lie from
+ * `lower` to the image's far edge plus `upper` ({W, H} order): for a k x k filter with
+ * same padding, -(k / 2) and k / 2 - (k - 1), one corner per output pixel. */
+static inline void encode_im2col_map(CUtensorMap *map, const void *base, const cuuint64_t *dims,
+                                     const cuuint64_t *strides, const int *lower, const int *upper,
+                                     int channel_bytes, int pixels, CUtensorMapSwizzle swizzle,
                                      const char *what)
 {
-    const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
-    const CUresult result = find_tensor_map_encoder()(
-        map, type, (cuuint32_t)rank, const_cast<void *>(base), dims, strides, box, element_strides,
-        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (result != CUDA_SUCCESS) {
-        fprintf(stderr, "error: cuTensorMapEncodeTiled failed for the %s (CUresult %d)\n", what,
-                (int)result);
-        exit(1);
-    }
+    static const auto encode = reinterpret_cast<decltype(&cuTensorMapEncodeIm2col)>(
+        driver_function("cuTensorMapEncodeIm2col"));
+    const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+    check_encoded(encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void *>(base), dims,
+                         strides, lower, upper, (cuuint32_t)channel_bytes, (cuuint32_t)pixels,
+                         element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                  "cuTensorMapEncodeIm2col", what);
 }
 
 #endif
