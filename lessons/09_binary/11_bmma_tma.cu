@@ -33,12 +33,12 @@
 #include "kernels.h"
 
 #define T_BM 128    /* output pixels per tile: 64 per consumer warpgroup */
-#define T_BN 128    /* output channels per tile */
+#define T_BN 128    /* output channels per tile at most (64 where that balances the SMs) */
 #define T_KBYTES 32 /* a step: 256 channel bits of one tap, a row of the swizzle */
 #define T_STAGES 8
 #define T_A_BYTES (T_BM * T_KBYTES)
 #define T_STAGE_BYTES (T_A_BYTES + T_B_BYTES)
-#define T_B_BYTES (T_BN * T_KBYTES) /* a step's weights, one bulk copy */
+#define T_B_BYTES (T_BN * T_KBYTES) /* a step's weights, one bulk copy, at most */
 #define T_ONES_BYTES (8 * T_KBYTES) /* the m64n8's B: 8 rows of ones */
 #define T_ALIGN 1024
 /* The epilogue's tables of the tile's channels: alpha, the bias, the bases of every
@@ -52,13 +52,25 @@
 #define DESC_SWIZZLE_32B 3
 #define SWIZZLE_32B_GROUP 256 /* 8 rows of 32 bytes: from one 8-row group to the next */
 
-/* wgmma.m64n128k256 and m64n8k256 .and.popc, A and B by descriptor, added to d. */
+/* wgmma.m64n64k256, m64n128k256 and m64n8k256 .and.popc, A and B by descriptor, added to d. */
 #define B1_D8(d, i)                                                                                \
     "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]),    \
         "+r"(d[i + 6]), "+r"(d[i + 7])
 #define B1_D32(d, i) B1_D8(d, i), B1_D8(d, i + 8), B1_D8(d, i + 16), B1_D8(d, i + 24)
 
-static __device__ __forceinline__ void and_popc_n128(int (&d)[64], uint64_t a, uint64_t b)
+static __device__ __forceinline__ void and_popc(int (&d)[32], uint64_t a, uint64_t b)
+{
+    SM90A_ASM("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, 1, 0;\n"
+              "wgmma.mma_async.sync.aligned.m64n64k256.s32.b1.b1.and.popc {"
+              "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+              "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+              "%30, %31"
+              "}, %32, %33, accumulate;\n}\n"
+              : B1_D32(d, 0)
+              : "l"(a), "l"(b));
+}
+
+static __device__ __forceinline__ void and_popc(int (&d)[64], uint64_t a, uint64_t b)
 {
     SM90A_ASM("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, 1, 0;\n"
               "wgmma.mma_async.sync.aligned.m64n128k256.s32.b1.b1.and.popc {"
@@ -89,12 +101,12 @@ static __device__ __forceinline__ uint64_t rows32_descriptor(const void *tile)
 }
 
 /* Where tile `tile` lies: its first pixel m0 and channel n0, its first pixel's (n, y, x). */
-struct tma_bit_tile {
+template <int TN> struct tma_bit_tile {
     int m0, n0, n, y, x;
     __device__ __forceinline__ tma_bit_tile(const struct conv_shape &s, int tile, int channel_tiles)
     {
         m0 = tile / channel_tiles * T_BM;
-        n0 = tile % channel_tiles * T_BN;
+        n0 = tile % channel_tiles * TN;
         x = m0 % s.w;
         y = m0 / s.w % s.h;
         n = m0 / (s.w * s.h);
@@ -103,30 +115,32 @@ struct tma_bit_tile {
 
 /* The producer: every step of every tile of the block, taps in order, 256 channel bits
  * at a time; a stage is free again when the 8 consumer warps have given it back.
- * b_steps: setup's weights, T_B_BYTES a step, step (channel tile, tap, chunk). */
-static __device__ __forceinline__ void load_bit_tiles(const CUtensorMap *input_map,
-                                                      const unsigned char *b_steps,
-                                                      unsigned char *ring, uint64_t *full,
-                                                      uint64_t *empty, const struct conv_shape &s,
-                                                      int chunks, int channel_tiles, int tiles)
+ * b_steps: setup's weights, TN rows (the tile's channels) of 32 bytes a step, step (channel tile,
+ * tap, chunk). */
+template <int TN>
+static __device__ __forceinline__ void
+load_bit_tiles(const CUtensorMap *input_map, const unsigned char *b_steps, unsigned char *ring,
+               uint64_t *full, uint64_t *empty, const struct conv_shape &s, int chunks,
+               int channel_tiles, int tiles)
 {
+    constexpr int B_BYTES = TN * T_KBYTES;
     const int r = s.ksize / 2, taps = s.ksize * s.ksize;
     ring_position<T_STAGES> at;
     int t = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const tma_bit_tile p(s, tile, channel_tiles);
-        const unsigned char *b = b_steps + (size_t)(p.n0 / T_BN) * taps * chunks * T_B_BYTES;
+        const tma_bit_tile<TN> p(s, tile, channel_tiles);
+        const unsigned char *b = b_steps + (size_t)(p.n0 / TN) * taps * chunks * B_BYTES;
         for (int tap = 0; tap < taps; tap++)
-            for (int c = 0; c < chunks; c++, t++, b += T_B_BYTES) {
+            for (int c = 0; c < chunks; c++, t++, b += B_BYTES) {
                 if (t >= T_STAGES)
                     barrier_wait(&empty[at.stage], at.phase ^ 1);
                 unsigned char *stage = ring + at.stage * T_STAGE_BYTES;
                 /* [page: tma-loads] */
-                barrier_expect_bytes(&full[at.stage], T_STAGE_BYTES);
+                barrier_expect_bytes(&full[at.stage], T_A_BYTES + B_BYTES);
                 tma_load_im2col_4d(stage, input_map, &full[at.stage], c * T_KBYTES, p.x - r,
                                    p.y - r, p.n, (uint16_t)(tap % s.ksize),
                                    (uint16_t)(tap / s.ksize));
-                bulk_load(stage + T_A_BYTES, b, T_B_BYTES, &full[at.stage]);
+                bulk_load(stage + T_A_BYTES, b, B_BYTES, &full[at.stage]);
                 /* [/page: tma-loads] */
                 at.advance();
             }
@@ -134,8 +148,9 @@ static __device__ __forceinline__ void load_bit_tiles(const CUtensorMap *input_m
 }
 
 /* Setup's layout of the weights (untimed, once per layer): per channel tile, tap and
- * 256-bit chunk, the 128 channels' 32 bytes as wgmma_b_word lays them (8-row core
+ * 256-bit chunk, the tile's TN channels' 32 bytes as wgmma_b_word lays them (8-row core
  * matrices, no swizzle), zeros past cout and past a pixel's words. A thread per 16 bytes. */
+template <int TN>
 __global__ void arrange_bit_weights(const uint32_t *__restrict__ weights,
                                     uint32_t *__restrict__ out, struct conv_shape s, int chunks,
                                     long long quads)
@@ -143,12 +158,12 @@ __global__ void arrange_bit_weights(const uint32_t *__restrict__ weights,
     const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (q >= quads)
         return;
-    const int half = (int)(q % 2), row = (int)(q / 2 % T_BN);
-    const long long step = q / (2 * T_BN); /* (channel tile, tap, chunk) */
+    const int half = (int)(q % 2), row = (int)(q / 2 % TN);
+    const long long step = q / (2 * TN); /* (channel tile, tap, chunk) */
     const int c = (int)(step % chunks), taps = s.ksize * s.ksize;
-    const int tap = (int)(step / chunks % taps), k = (int)(step / chunks / taps) * T_BN + row;
+    const int tap = (int)(step / chunks % taps), k = (int)(step / chunks / taps) * TN + row;
     const int words = WORDS_PER_PIXEL(s.cin), w0 = c * KSTEP_WORDS + half * CHUNK_WORDS;
-    uint32_t *dst = out + step * (T_B_BYTES / 4) + wgmma_b_word(row, half);
+    uint32_t *dst = out + step * (TN * T_KBYTES / 4) + wgmma_b_word(row, half);
 #pragma unroll
     for (int i = 0; i < CHUNK_WORDS; i++)
         dst[i] =
@@ -195,17 +210,17 @@ static __device__ __forceinline__ void issue_tile_tables(struct tile_tables &tt,
  * (acc[j * 4 + 2 h + e] at channel c0 + j * 8 + e of the tile, e = 0, 1; c0 even), pop
  * its popc(x) over the window: as 8-byte pairs where cout is even, the 4 lanes of a quad
  * writing 32 bytes of the pixel's row. */
-static __device__ __forceinline__ void store_row(const int (&acc)[64], int h, int pop, int pixel,
-                                                 int n0, int c0, const struct conv_shape &s,
-                                                 const struct tile_tables &tt,
-                                                 float *__restrict__ output)
+template <int TN>
+static __device__ __forceinline__ void
+store_row(const int (&acc)[TN / 2], int h, int pop, int pixel, int n0, int c0,
+          const struct conv_shape &s, const struct tile_tables &tt, float *__restrict__ output)
 {
     const int x = pixel % s.w, y = pixel / s.w % s.h;
     const int *base = tt.bases[window_class(y, s.h, s.ksize) * window_classes(s.w, s.ksize) +
                                window_class(x, s.w, s.ksize)];
     float *row = output + (size_t)pixel * s.cout + n0;
 #pragma unroll
-    for (int j = 0; j < T_BN / 8; j++) {
+    for (int j = 0; j < TN / 8; j++) {
         const int c = c0 + j * 8;
         const int2 b = *reinterpret_cast<const int2 *>(base + c);
         const float2 v = make_float2(
@@ -224,6 +239,7 @@ static __device__ __forceinline__ void store_row(const int (&acc)[64], int h, in
     }
 }
 
+template <int TN>
 __global__ void __launch_bounds__(T_THREADS, T_BLOCKS_PER_SM)
     conv2d_bmma_tma(const __grid_constant__ CUtensorMap input_map,
                     const unsigned char *__restrict__ b_steps, const float *__restrict__ alpha,
@@ -253,7 +269,8 @@ __global__ void __launch_bounds__(T_THREADS, T_BLOCKS_PER_SM)
 
     if (threadIdx.x >= T_CONSUMER_THREADS) {
         if (threadIdx.x == T_CONSUMER_THREADS)
-            load_bit_tiles(&input_map, b_steps, ring, full, empty, s, chunks, channel_tiles, tiles);
+            load_bit_tiles<TN>(&input_map, b_steps, ring, full, empty, s, chunks, channel_tiles,
+                               tiles);
         return;
     }
 
@@ -262,12 +279,12 @@ __global__ void __launch_bounds__(T_THREADS, T_BLOCKS_PER_SM)
     const uint64_t ones_desc = rows32_descriptor(ones);
     ring_position<T_STAGES> at;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const tma_bit_tile p(s, tile, channel_tiles);
+        const tma_bit_tile<TN> p(s, tile, channel_tiles);
         named_barrier_sync(1, T_CONSUMER_THREADS); /* the tile before's epilogue is done */
         issue_tile_tables(tt, alpha, bias, bases, s, p.n0);
-        int acc[64], pop[4];
+        int acc[TN / 2], pop[4];
 #pragma unroll
-        for (int i = 0; i < 64; i++)
+        for (int i = 0; i < TN / 2; i++)
             acc[i] = 0;
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -279,9 +296,8 @@ __global__ void __launch_bounds__(T_THREADS, T_BLOCKS_PER_SM)
             /* [page: tma-multiply] */
             const uint64_t a_desc = rows32_descriptor(stage + group * (T_A_BYTES / 2));
             wgmma_fence();
-            and_popc_n128(
-                acc, a_desc,
-                wgmma_b_descriptor(reinterpret_cast<const uint32_t *>(stage + T_A_BYTES)));
+            and_popc(acc, a_desc,
+                     wgmma_b_descriptor(reinterpret_cast<const uint32_t *>(stage + T_A_BYTES)));
             and_popc_n8(pop, a_desc, ones_desc);
             wgmma_commit();
             /* [/page: tma-multiply] */
@@ -306,7 +322,7 @@ __global__ void __launch_bounds__(T_THREADS, T_BLOCKS_PER_SM)
 #pragma unroll
         for (int h = 0; h < 2; h++)
             if (row + 8 * h < pixels)
-                store_row(acc, h, pop[2 * h], row + 8 * h, p.n0, 2 * (lane % 4), s, tt, output);
+                store_row<TN>(acc, h, pop[2 * h], row + 8 * h, p.n0, 2 * (lane % 4), s, tt, output);
     }
 }
 
@@ -330,12 +346,13 @@ static void encode_input_map(const struct conv_args *a, CUtensorMap *map)
 }
 
 /* Where this step takes the layer: the TMA reads rows of whole 16-byte chunks, the
- * tables hold the filter's window classes, the tiles are counted in an int. */
+ * tables hold the filter's window classes, the tiles (of 64 channels at the narrowest)
+ * are counted in an int. */
 static bool tma_takes(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
     const long long tiles =
-        (long long)((s->n * s->h * s->w + T_BM - 1) / T_BM) * ((s->cout + T_BN - 1) / T_BN);
+        (long long)((s->n * s->h * s->w + T_BM - 1) / T_BM) * ((s->cout + 63) / 64);
     return vector_rows(s, (const uint32_t *)a->input, (const uint32_t *)a->weights) &&
            window_classes(s->h, s->ksize) * window_classes(s->w, s->ksize) <= SMEM_CLASSES &&
            tiles <= INT_MAX;
@@ -346,15 +363,53 @@ static int chunks_of(const struct conv_shape *s)
     return (WORDS_PER_PIXEL(s->cin) + KSTEP_WORDS - 1) / KSTEP_WORDS;
 }
 
-/* Scratch: bmma_classes's table of bases (whole 256-byte rows), then the arranged weights. */
-static size_t arranged_weight_bytes(const struct conv_shape *s)
+/* The blocks that run at once: two per SM (of those a->sms leaves them). */
+static int block_slots(const struct conv_args *a)
 {
-    return (size_t)((s->cout + T_BN - 1) / T_BN) * s->ksize * s->ksize * chunks_of(s) * T_B_BYTES;
+    int device, sms;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return T_BLOCKS_PER_SM * conv_sms(a, sms);
+}
+
+static int channel_tiles_of(const struct conv_shape *s, int bn)
+{
+    return (s->cout + bn - 1) / bn;
+}
+
+/* The tile's width, 128 channels or 64: a block's time goes by the rounds of tiles it
+ * walks, so the width whose rounds times width is the smaller. On the H200's 264 blocks,
+ * bnn-b64c512s14's 392 tiles of 128 take two rounds of 128 channels, its 784 of 64 three
+ * of 64; bnn-b1c1024s16's 16 tiles of 128 leave 248 blocks idle. */
+static int tile_channels(const struct conv_args *a)
+{
+    const struct conv_shape *s = &a->shape;
+    const long long m_tiles = (s->n * s->h * s->w + T_BM - 1) / T_BM, slots = block_slots(a);
+    const long long wide = (m_tiles * channel_tiles_of(s, 128) + slots - 1) / slots * 128;
+    const long long narrow = (m_tiles * channel_tiles_of(s, 64) + slots - 1) / slots * 64;
+    return narrow < wide ? 64 : 128;
+}
+
+/* Scratch: bmma_classes's table of bases (whole 256-byte rows), then the weights arranged
+ * for tiles of bn channels (room for the wider, which needs at least as much). */
+static size_t arranged_weight_bytes(const struct conv_shape *s, int bn)
+{
+    return (size_t)channel_tiles_of(s, bn) * bn * s->ksize * s->ksize * chunks_of(s) * T_KBYTES;
 }
 
 extern "C" size_t bmma_tma_scratch_bytes(const struct conv_shape *s)
 {
-    return bmma_scratch_bytes(s) + arranged_weight_bytes(s);
+    return bmma_scratch_bytes(s) + arranged_weight_bytes(s, T_BN);
+}
+
+template <int TN> static void arrange(const struct conv_args *a)
+{
+    const long long quads = (long long)(arranged_weight_bytes(&a->shape, TN) / 16);
+    arrange_bit_weights<TN><<<(unsigned)((quads + 255) / 256), 256, 0, a->stream>>>(
+        (const uint32_t *)a->weights,
+        (uint32_t *)((unsigned char *)a->scratch + bmma_scratch_bytes(&a->shape)), a->shape,
+        chunks_of(&a->shape), quads);
+    CUDA_CHECK_LAUNCH();
 }
 
 extern "C" void setup_conv2d_bmma_tma(const struct conv_args *a)
@@ -362,12 +417,10 @@ extern "C" void setup_conv2d_bmma_tma(const struct conv_args *a)
     setup_conv2d_bmma_classes(a);
     if (!tma_takes(a))
         return;
-    const long long quads = (long long)(arranged_weight_bytes(&a->shape) / 16);
-    arrange_bit_weights<<<(unsigned)((quads + 255) / 256), 256, 0, a->stream>>>(
-        (const uint32_t *)a->weights,
-        (uint32_t *)((unsigned char *)a->scratch + bmma_scratch_bytes(&a->shape)), a->shape,
-        chunks_of(&a->shape), quads);
-    CUDA_CHECK_LAUNCH();
+    if (tile_channels(a) == 64)
+        arrange<64>(a);
+    else
+        arrange<128>(a);
 }
 
 extern "C" size_t bmma_tma_smem_per_block(const struct conv_shape *s)
@@ -376,27 +429,31 @@ extern "C" size_t bmma_tma_smem_per_block(const struct conv_shape *s)
     return step10 > T_SMEM_BYTES ? step10 : T_SMEM_BYTES;
 }
 
-/* Two blocks per SM (of those a->sms leaves them), or one per tile where there are fewer. */
-extern "C" void launch_conv2d_bmma_tma(const struct conv_args *a)
+/* As many blocks as run at once, or one per tile where there are fewer. */
+template <int TN> static void launch_tiles(const struct conv_args *a, const CUtensorMap &input_map)
 {
     const struct conv_shape *s = &a->shape;
+    const int channel_tiles = channel_tiles_of(s, TN);
+    const int tiles = (s->n * s->h * s->w + T_BM - 1) / T_BM * channel_tiles;
+    const int slots = block_slots(a), blocks = tiles < slots ? tiles : slots;
+    CUDA_CHECK(cudaFuncSetAttribute(conv2d_bmma_tma<TN>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM_BYTES));
+    conv2d_bmma_tma<TN><<<blocks, T_THREADS, T_SMEM_BYTES, a->stream>>>(
+        input_map, (const unsigned char *)a->scratch + bmma_scratch_bytes(s), a->scale, a->bias,
+        (const int *)a->scratch, (float *)a->output, *s, chunks_of(s), channel_tiles, tiles);
+    CUDA_CHECK_LAUNCH();
+}
+
+extern "C" void launch_conv2d_bmma_tma(const struct conv_args *a)
+{
     if (!tma_takes(a)) {
         launch_bmma<bmma_and, fp32_values, BMMA_WGMMA>(a);
         return;
     }
     CUtensorMap input_map;
     encode_input_map(a, &input_map);
-    const int channel_tiles = (s->cout + T_BN - 1) / T_BN;
-    const int tiles = (s->n * s->h * s->w + T_BM - 1) / T_BM * channel_tiles;
-    int device, sms;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const int slots = T_BLOCKS_PER_SM * conv_sms(a, sms);
-    CUDA_CHECK(cudaFuncSetAttribute(conv2d_bmma_tma, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    T_SMEM_BYTES));
-    const int blocks = tiles < slots ? tiles : slots;
-    conv2d_bmma_tma<<<blocks, T_THREADS, T_SMEM_BYTES, a->stream>>>(
-        input_map, (const unsigned char *)a->scratch + bmma_scratch_bytes(s), a->scale, a->bias,
-        (const int *)a->scratch, (float *)a->output, *s, chunks_of(s), channel_tiles, tiles);
-    CUDA_CHECK_LAUNCH();
+    if (tile_channels(a) == 64)
+        launch_tiles<64>(a, input_map);
+    else
+        launch_tiles<128>(a, input_map);
 }
