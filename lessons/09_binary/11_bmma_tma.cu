@@ -377,17 +377,16 @@ static int channel_tiles_of(const struct conv_shape *s, int bn)
     return (s->cout + bn - 1) / bn;
 }
 
-/* The tile's width, 128 channels or 64: a block's time goes by the rounds of tiles it
- * walks, so the width whose rounds times width is the smaller. On the H200's 264 blocks,
- * bnn-b64c512s14's 392 tiles of 128 take two rounds of 128 channels, its 784 of 64 three
- * of 64; bnn-b1c1024s16's 16 tiles of 128 leave 248 blocks idle. */
+/* The tile's width: 128 channels, or 64 where tiles of 128 would leave half the blocks or
+ * more idle (every tile of 64 then runs at once, each half the work: the few-pixel layers,
+ * bnn-b1c1024s16's 16 tiles of 128 for 264 blocks). Elsewhere 64 costs more: a tile loads
+ * its A whole whatever its width, and A's boxes are what the TMA unit spends its time on
+ * (on bnn-b64c512s14 tiles of 64 took 33.8 us, of 128 29.5; results/h200/09_notes.md). */
 static int tile_channels(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    const long long m_tiles = (s->n * s->h * s->w + T_BM - 1) / T_BM, slots = block_slots(a);
-    const long long wide = (m_tiles * channel_tiles_of(s, 128) + slots - 1) / slots * 128;
-    const long long narrow = (m_tiles * channel_tiles_of(s, 64) + slots - 1) / slots * 64;
-    return narrow < wide ? 64 : 128;
+    const long long m_tiles = (s->n * s->h * s->w + T_BM - 1) / T_BM;
+    return 2 * m_tiles * channel_tiles_of(s, 128) <= block_slots(a) ? 64 : 128;
 }
 
 /* Scratch: bmma_classes's table of bases (whole 256-byte rows), then the weights arranged
