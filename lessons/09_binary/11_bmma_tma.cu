@@ -6,19 +6,20 @@
  *   - the TMA brings each step's operands, 256 channel bits of one tap: A an im2col box
  *     (tma_pipeline.cuh), the tile's 128 output pixels in their flat order, each read at
  *     the tap's offset in its window, zeros where it falls outside the image (the border
- *     trick moves from ldmatrix addresses into the TMA unit); B one bulk copy of 4 KB,
- *     the step's 128 channels of weights, which setup has laid out once, untimed, as wgmma
- *     reads them (a box of 128 rows of 32 bytes took the TMA unit as long as A's box: its
- *     time goes by rows);
+ *     trick moves from ldmatrix addresses into the TMA unit); B one bulk copy of the
+ *     step's weights of the tile's channels (4 KB for 128), which setup has laid out once,
+ *     untimed, as wgmma reads them (a box of 128 rows of 32 bytes took the TMA unit about
+ *     as long as A's box: its time goes by rows);
  *   - A and B both by descriptor: each consumer warpgroup issues one wgmma.m64n128k256
- *     .and.popc per step for its 64 pixels and one m64n8k256 against 8 rows of ones,
- *     which counts popc(x) over the window (the zeros outside it count nothing);
+ *     (or m64n64k256) .and.popc per step for its 64 pixels and one m64n8k256 against 8
+ *     rows of ones, which counts popc(x) over the window (the zeros outside count nothing);
  *   - warp specialisation: one producer warp walks every step of every tile of the block
  *     into a ring of 8 stages, full and empty mbarriers between it and the 8 consumer
  *     warps, no block-wide barrier;
  *   - persistent blocks, two per SM, each walking tiles of 128 pixels x 128 output
- *     channels: while one block's warps run their epilogue the other's wgmmas run, and
- *     the producer loads the next tile's stages during its own block's epilogue.
+ *     channels (64 on layers of few pixels, tile_channels): while one block's warps run
+ *     their epilogue the other's wgmmas run, and the producer loads the next tile's
+ *     stages during its own block's epilogue.
  * The epilogue is bmma_and's formula, alpha * (base - 2 popc(x) + 4 count) + bias, each
  * pixel's window class counted in place, the tile's alpha, bias and bases copied into
  * shared memory while its loop runs. Where the TMA cannot read the packed rows (a
