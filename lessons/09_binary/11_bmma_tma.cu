@@ -178,6 +178,10 @@ struct tile_tables {
     int bases[SMEM_CLASSES][T_BN];
 };
 
+static_assert(sizeof(struct tile_tables) == T_TABLE_BYTES, "the tables fill their bytes");
+/* Two blocks' shared memory (and the 1 KB the driver keeps per block) within an SM's 228 KB. */
+static_assert(T_BLOCKS_PER_SM * (T_SMEM_BYTES + 1024) <= 228 * 1024, "two blocks per SM");
+
 /* The consumers copy the tile's tables by cp.async at its start; the copies land while
  * the loop runs (wait_copies and a barrier of the consumers before the epilogue). */
 static __device__ __forceinline__ void issue_tile_tables(struct tile_tables &tt,
