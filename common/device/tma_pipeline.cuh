@@ -274,19 +274,17 @@ static void check_encoded(CUresult result, const char *encoder, const char *what
 
 /* A tensor map over `rank` dimensions of `type` elements at base: dims innermost first,
  * strides in bytes of dimensions 1.., box in elements. Out-of-bounds elements read as
- * zero, and the box lands in the swizzle that wgmma's descriptors read (lesson 08's
- * 128-byte one unless named). */
+ * zero, and the box lands in the 128-byte swizzle that wgmma's descriptors read. */
 static inline void encode_tensor_map(CUtensorMap *map, CUtensorMapDataType type, int rank,
                                      const void *base, const cuuint64_t *dims,
                                      const cuuint64_t *strides, const cuuint32_t *box,
-                                     const char *what,
-                                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B)
+                                     const char *what)
 {
     static const auto encode = reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(
         driver_function("cuTensorMapEncodeTiled"));
     const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
     check_encoded(encode(map, type, (cuuint32_t)rank, const_cast<void *>(base), dims, strides, box,
-                         element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                         element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                          CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                   "cuTensorMapEncodeTiled", what);
 }
