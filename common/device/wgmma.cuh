@@ -44,6 +44,7 @@ static inline int wgmma_built_cc(void)
 #define DESC_SWIZZLE_SHIFT 62       /* bits 62-63: 0 none, 1 128-byte, 2 64-byte, 3 32-byte */
 #define DESC_SWIZZLE_NONE 0
 #define DESC_SWIZZLE_128B 1
+#define DESC_SWIZZLE_32B 3
 
 /* The descriptor of a tile at `tile` in shared memory: its leading and stride byte
  * offsets (multiples of 16) and its swizzle mode. */

@@ -34,7 +34,7 @@
 #include "kernels.h"
 
 #define T_BM 128    /* output pixels per tile: 64 per consumer warpgroup */
-#define T_BN 128    /* output channels per tile at most (64 where that balances the SMs) */
+#define T_BN 128    /* output channels per tile at most (64 on few pixels: tile_channels) */
 #define T_KBYTES 32 /* a step: 256 channel bits of one tap, a row of the swizzle */
 #define T_STAGES 8
 #define T_A_BYTES (T_BM * T_KBYTES)
@@ -50,7 +50,6 @@
 #define T_CONSUMER_WARPS (T_CONSUMER_THREADS / 32)
 #define T_THREADS (T_CONSUMER_THREADS + 32) /* and the producer warp */
 #define T_BLOCKS_PER_SM 2
-#define DESC_SWIZZLE_32B 3
 #define SWIZZLE_32B_GROUP 256 /* 8 rows of 32 bytes: from one 8-row group to the next */
 
 /* wgmma.m64n64k256, m64n128k256 and m64n8k256 .and.popc, A and B by descriptor, added to d. */
@@ -116,8 +115,8 @@ template <int TN> struct tma_bit_tile {
 
 /* The producer: every step of every tile of the block, taps in order, 256 channel bits
  * at a time; a stage is free again when the 8 consumer warps have given it back.
- * b_steps: setup's weights, TN rows (the tile's channels) of 32 bytes a step, step (channel tile,
- * tap, chunk). */
+ * b_steps: setup's weights, a step's TN channels of 32 bytes each, steps in the order
+ * (channel tile, tap, chunk). */
 template <int TN>
 static __device__ __forceinline__ void
 load_bit_tiles(const CUtensorMap *input_map, const unsigned char *b_steps, unsigned char *ring,
