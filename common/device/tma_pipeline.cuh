@@ -110,6 +110,20 @@ static __device__ __forceinline__ void barrier_arrive(uint64_t *bar)
 #endif
 }
 
+/* A consumer's step of a ring it gives back one step late: this step's wgmmas issued and
+ * those of the step before waited for, each warp gives the step before's stage back (one
+ * arrival per warp: a warp's wait covers its own wgmmas; none where `held` is false, at a
+ * walk's first step) and moves on. `previous` is the stage the next call gives back. */
+template <int STAGES>
+static __device__ __forceinline__ void
+give_back_previous(uint64_t *empty, ring_position<STAGES> &at, int &previous, bool held)
+{
+    if (held && threadIdx.x % 32 == 0)
+        barrier_arrive(&empty[previous]);
+    previous = at.stage;
+    at.advance();
+}
+
 /* Waits until the phase of parity `parity` (0 even, 1 odd) has completed. Only the
  * current phase or the one before it may be named: the pipeline's bookkeeping makes
  * sure of that. try_wait may give up after a time limit, hence the loop. */

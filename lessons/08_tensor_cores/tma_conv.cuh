@@ -220,10 +220,7 @@ multiply_tile(float (&acc)[BN / 2], const uint4 *ring, uint64_t *full, uint64_t 
                               Tile::b_rows(ring, at.stage));
         wgmma_wait<WG_IN_FLIGHT>();
         pin_accumulators(acc);
-        if (t > 0 && lane == 0)
-            barrier_arrive(&empty[previous]);
-        previous = at.stage;
-        at.advance();
+        give_back_previous(empty, at, previous, t > 0);
     }
     wgmma_wait<0>();
     pin_accumulators(acc);

@@ -308,10 +308,7 @@ __global__ void __launch_bounds__(T_THREADS, T_BLOCKS_PER_SM)
             wgmma_wait<1>();
             pin_accumulators(acc);
             pin_accumulators(pop);
-            if (t > 0 && lane == 0)
-                barrier_arrive(&empty[previous]);
-            previous = at.stage;
-            at.advance();
+            give_back_previous(empty, at, previous, t > 0);
         }
         wgmma_wait<0>();
         pin_accumulators(acc);
