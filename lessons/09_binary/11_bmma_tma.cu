@@ -171,7 +171,8 @@ __global__ void arrange_bit_weights(const uint32_t *__restrict__ weights,
 }
 
 /* What the epilogue reads per channel of the tile, in shared memory: alpha, the bias (0
- * past cout) and each window class's base. */
+ * past cout) and each window class's base; always 128 channels from the tile's first (a
+ * tile of 64 reads half of them). */
 struct tile_tables {
     float scale[T_BN], shift[T_BN];
     int bases[SMEM_CLASSES][T_BN];
