@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ldmatrix.cuh"
+#include "mma_m16n8.cuh"
 
 #define CHUNK_BYTES 16
 #define KSTEP_CHUNKS 2 /* 32 bytes of k per mma */
@@ -33,13 +34,10 @@ multiply_fragments(float (&acc)[MT][NT][4], const uint32_t (&a)[MT][4], const ui
             Mma::run(acc[i][j], a[i], b[j]);
 }
 
-/* d += a * b for one 16x8 tile: every mma of this lesson takes 4 fp32 accumulators,
- * 4 registers of A and 2 of B; only the instruction's name differs. */
+/* d += a * b for one 16x8 tile (mma_m16n8.cuh): every mma of this lesson takes 4 fp32
+ * accumulators, 4 registers of A and 2 of B; only the instruction's name differs. */
 #if __CUDA_ARCH__ >= 800
-#define MMA_SYNC(instruction, d, a, b)                                                             \
-    asm volatile(instruction " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"  \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                  \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+#define MMA_SYNC(instruction, d, a, b) MMA_M16N8(instruction, "f", d, a, b)
 #else
 #define MMA_SYNC(instruction, d, a, b) __trap()
 #endif
@@ -92,7 +90,9 @@ static __device__ __forceinline__ void store_pair(float *p, float v0, float v1, 
         *p = v0;
 }
 
-template <int MT, int NT> static __device__ __forceinline__ void zero(float (&x)[MT][NT][4])
+/* f(i, j, e) for every accumulator e of every mma tile (i, j) of a warp's MT x NT. */
+template <int MT, int NT, typename F>
+static __device__ __forceinline__ void each_accumulator(const F &f)
 {
 #pragma unroll
     for (int i = 0; i < MT; i++)
@@ -100,7 +100,12 @@ template <int MT, int NT> static __device__ __forceinline__ void zero(float (&x)
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                x[i][j][e] = 0.0f;
+                f(i, j, e);
+}
+
+template <int MT, int NT> static __device__ __forceinline__ void zero(float (&x)[MT][NT][4])
+{
+    each_accumulator<MT, NT>([&](int i, int j, int e) { x[i][j][e] = 0.0f; });
 }
 
 /* sum += part with fp32 adds, rounded to nearest: off the tensor cores. */
@@ -108,13 +113,7 @@ template <int MT, int NT>
 static __device__ __forceinline__ void add_to(float (&sum)[MT][NT][4],
                                               const float (&part)[MT][NT][4])
 {
-#pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int j = 0; j < NT; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                sum[i][j][e] += part[i][j][e];
+    each_accumulator<MT, NT>([&](int i, int j, int e) { sum[i][j][e] += part[i][j][e]; });
 }
 
 /* A storage type multiplied by one mma per product: its element (also the output's

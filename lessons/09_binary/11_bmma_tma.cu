@@ -191,14 +191,7 @@ static __device__ __forceinline__ void issue_tile_tables(struct tile_tables &tt,
                                                          const struct conv_shape &s, int n0)
 {
     const int tid = threadIdx.x, kpad = padded_channels(s.cout);
-    const int c = tid % T_BN, k = n0 + c;
-    const bool ok = k < s.cout;
-    if (tid < T_BN)
-        copy_4_async(&tt.scale[c], ok ? alpha + k : alpha, ok);
-    else if (bias)
-        copy_4_async(&tt.shift[c], ok ? bias + k : bias, ok);
-    else
-        tt.shift[c] = 0.0f;
+    copy_affine_async<T_BN>(tt.scale, tt.shift, alpha, bias, s.cout, n0, tid);
     const int classes = window_classes(s.h, s.ksize) * window_classes(s.w, s.ksize);
     for (int q = tid; q < classes * (T_BN / 4); q += T_CONSUMER_THREADS) {
         const int cls = q / (T_BN / 4), k4 = n0 + q % (T_BN / 4) * 4; /* within the padded row */

@@ -48,6 +48,7 @@
 #include "cp_async.cuh"
 #include "cuda_check.h"
 #include "ldmatrix.cuh"
+#include "mma_m16n8.cuh"
 #include "wgmma.cuh"
 
 #define BM 128 /* pixels per block */
@@ -75,10 +76,7 @@ enum bmma_step { BMMA_FIRST, BMMA_RING, BMMA_CLASSES, BMMA_ROWS, BMMA_TABLES, BM
 /* [/page: steps] */
 
 #if __CUDA_ARCH__ >= MIN_CC * 10
-#define BMMA_SYNC(instruction, d, a, b)                                                            \
-    asm volatile(instruction " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"  \
-                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                                  \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+#define BMMA_SYNC(instruction, d, a, b) MMA_M16N8(instruction, "r", d, a, b)
 #else
 #define BMMA_SYNC(instruction, d, a, b) __trap()
 #endif
@@ -279,6 +277,24 @@ static inline size_t bmma_smem_bytes(const struct conv_shape *s, const int *base
     return sizeof(struct bmma_smem) + (bases_in_smem(s, bases) ? classes * BN * sizeof(int) : 0);
 }
 
+/* Thread tid (below 2 WIDTH) copies by cp.async alpha of the tile's channel n0 + tid into
+ * scale[tid], or (tid >= WIDTH) the bias of channel n0 + tid - WIDTH into its shift, 0
+ * without a bias; a channel past cout reads zeros. */
+template <int WIDTH>
+static __device__ __forceinline__ void
+copy_affine_async(float *scale, float *shift, const float *__restrict__ alpha,
+                  const float *__restrict__ bias, int cout, int n0, int tid)
+{
+    const int c = tid % WIDTH, k = n0 + c;
+    const bool ok = k < cout;
+    if (tid < WIDTH)
+        copy_4_async(&scale[c], ok ? alpha + k : alpha, ok);
+    else if (bias)
+        copy_4_async(&shift[c], ok ? bias + k : bias, ok);
+    else
+        shift[c] = 0.0f;
+}
+
 /* What the epilogue reads that does not depend on the loop, copied into shared memory
  * with the first stage (these copies join its group, so the loop's first wait and barrier
  * cover them): alpha and the bias of the block's channels and, when it fits, the block's
@@ -292,16 +308,8 @@ static __device__ __forceinline__ void issue_epilogue_tables(const float *__rest
                                                              struct bmma_smem &sm, int *table)
 {
     const int tid = threadIdx.x, kpad = padded_channels(s.cout);
-    if (tid < 2 * BN) { /* threads 0-63 alpha, 64-127 the bias */
-        const int c = tid % BN, k = n0 + c;
-        const bool ok = k < s.cout;
-        if (tid < BN)
-            copy_4_async(&sm.scale[c], ok ? alpha + k : alpha, ok);
-        else if (bias)
-            copy_4_async(&sm.shift[c], ok ? bias + k : bias, ok);
-        else
-            sm.shift[c] = 0.0f;
-    }
+    if (tid < 2 * BN) /* threads 0-63 alpha, 64-127 the bias */
+        copy_affine_async<BN>(sm.scale, sm.shift, alpha, bias, s.cout, n0, tid);
     /* [page: epilogue-tables] */
     if (!bases_in_smem(&s, bases))
         return;
