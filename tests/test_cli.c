@@ -14,7 +14,7 @@
 #include "flag_lesson.h"
 #include "npy.h"
 #include "session.h"
-#include "stderr_capture.h"
+#include "output_capture.h"
 #include "unit.h"
 
 #define MAX_ARGS 32
@@ -40,10 +40,10 @@ static enum cli_status parse_in(const struct lesson *lesson, struct options *o, 
 #define CHECK_ERROR_IN(lesson, want, ...)                                \
     do {                                                                 \
         struct options o_;                                               \
-        struct stderr_capture c_;                                        \
-        stderr_capture_begin(&c_);                                       \
+        struct output_capture c_;                                        \
+        output_capture_begin(&c_, stderr);                               \
         enum cli_status status_ = PARSE_IN((lesson), &o_, __VA_ARGS__);  \
-        check_error_line(status_, stderr_capture_end(&c_), want);        \
+        check_error_line(status_, output_capture_end(&c_), want);        \
     } while (0)
 #define CHECK_ERROR(want, ...) CHECK_ERROR_IN(flag_lesson(), want, __VA_ARGS__)
 
@@ -368,10 +368,10 @@ static void sign_bits_variant_refused_with_data(void)
     CHECK(npy_write(weights, values, 2, weights_shape, err, sizeof err));
     char *argv[] = {"test", "--input", input, "--weights", weights, "--variant", "signs",
                     "--output", out};
-    struct stderr_capture c;
-    stderr_capture_begin(&c);
+    struct output_capture c;
+    output_capture_begin(&c, stderr);
     const int rc = lesson_main(&lesson, (int)(sizeof argv / sizeof argv[0]), argv);
-    const char *line = stderr_capture_end(&c);
+    const char *line = output_capture_end(&c);
     CHECK(rc == EXIT_USAGE);
     check_error_line(rc == EXIT_USAGE ? CLI_EXIT_USAGE : CLI_RUN, line,
                      "error: --variant signs cannot run this problem: it writes packed sign "

@@ -2,7 +2,7 @@
  * escapes, printable text is untouched, a second pass changes nothing, and a
  * short buffer never ends in half an escape. */
 #include "escape.h"
-#include "stderr_capture.h"
+#include "output_capture.h"
 #include "unit.h"
 
 #define TEXT_SIZE 256
@@ -43,10 +43,10 @@ static void stops_on_a_whole_escape(void)
 /* print_error writes exactly one line to stderr, whatever its arguments hold. */
 static void print_error_is_one_line(void)
 {
-    struct stderr_capture c;
-    stderr_capture_begin(&c);
+    struct output_capture c;
+    output_capture_begin(&c, stderr);
     print_error("--size %s: expected HxW", "3\n4\x1b[2J");
-    CHECK(strcmp(stderr_capture_end(&c), "error: --size 3\\n4\\x1b[2J: expected HxW\n") == 0);
+    CHECK(strcmp(output_capture_end(&c), "error: --size 3\\n4\\x1b[2J: expected HxW\n") == 0);
 }
 
 static const struct unit_case cases[] = {

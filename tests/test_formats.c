@@ -4,11 +4,14 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conv_op.h"
 #include "cudnn_rows.h"
 #include "gpu_info.h"
 #include "op_buffers.h"
+#include "output_capture.h"
+#include "report.h"
 #include "roofline.h"
 #include "tensor_format.h"
 #include "unit.h"
@@ -193,6 +196,31 @@ static void cudnn_time_is_the_fastest_round(void)
     CHECK(kept.median_ms == 0.0534);
 }
 
+/* The console table's first column is as wide as the longest variant name it may show
+ * (at least 20): the format column starts at the same place on every line. */
+static void table_columns_fit_long_names(void)
+{
+    static const char *const names[] = {"a_variant_of_26_characters", "short"};
+    for (int longest = 5; longest <= 26; longest += 21) {
+        struct output_capture c;
+        output_capture_begin(&c, stdout);
+        print_table_header(longest);
+        for (int i = longest < 26 ? 1 : 0; i < 2; i++) {
+            struct result_row row = {.variant = names[i], .layout = "NCHW", .roofline_pct = NAN,
+                                     .cudnn_ms = NAN};
+            print_row(&row, longest);
+        }
+        char text[OUTPUT_CAPTURE_SIZE];
+        snprintf(text, sizeof text, "%s", output_capture_end(&c));
+        const int column = longest > 20 ? longest : 20;
+        CHECK(strncmp(text + column + 1, "format", 6) == 0);
+        int lines = 0;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
+            CHECK((int)strlen(line) > column + 1 && line[column] == ' ' && line[column + 1] != ' ');
+        CHECK(lines == (longest < 26 ? 2 : 3));
+    }
+}
+
 static void jit_detection(void)
 {
     CHECK(binary_runs_jit("75", 9, 0)); /* sm_75 code, PTX for the H200 */
@@ -216,6 +244,7 @@ static const struct unit_case cases[] = {
     {"cudnn_row_is_the_fastest_passing", cudnn_row_is_the_fastest_passing},
     {"cudnn_time_is_the_fastest_round", cudnn_time_is_the_fastest_round},
     {"jit_detection", jit_detection},
+    {"table_columns_fit_long_names", table_columns_fit_long_names},
 };
 
 UNIT_MAIN(cases)

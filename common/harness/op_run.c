@@ -297,10 +297,19 @@ static void run_variant(struct op_run *r, const struct op_variant *v, struct op_
         op_free_where(v->cpu, vr.scratch);
 }
 
+static int longest_variant_name(const struct op *op)
+{
+    int longest = 0;
+    for (int i = 0; i < op->variant_count; i++)
+        if ((int)strlen(op->variants[i].name) > longest)
+            longest = (int)strlen(op->variants[i].name);
+    return longest;
+}
+
 static struct run_context context_of(const struct op_run *r)
 {
     return (struct run_context){r->lesson->name, r->opts.preset, r->opts.shape,
-                                r->opts.csv_path};
+                                r->opts.csv_path, longest_variant_name(r->op)};
 }
 
 static void emit(struct op_run *r, const struct result_row *row)
@@ -414,7 +423,7 @@ static void note_scaling(struct op_run *r, const struct op_variant *v, struct re
 /* false when the inputs could not be drawn (the message is printed). */
 static bool run_bench(struct op_run *r)
 {
-    print_table_header();
+    print_table_header(longest_variant_name(r->op));
     collect_baselines(r);
     run_baselines(r);
     struct op_buffers b = {0};

@@ -12,6 +12,7 @@
 #include "fileutil.h"
 
 #define CSV_ERROR_SIZE 512
+#define MIN_NAME_WIDTH 20 /* the variant column of a table of short names */
 
 const char *row_status(const struct result_row *row)
 {
@@ -35,11 +36,16 @@ void print_written(const struct result_row *row, const char *path)
            path ? path : "");
 }
 
-void print_table_header(void)
+static int name_column(int longest_name)
 {
-    printf("%-20s %-11s %10s %10s %8s %9s %9s %-7s %9s %9s %9s  %s\n", "variant", "format",
-           "median ms", "min ms", "GB/s", "GFLOP/s", "roofline", "of", "vs cuDNN", "rel err",
-           "max abs", "check");
+    return longest_name > MIN_NAME_WIDTH ? longest_name : MIN_NAME_WIDTH;
+}
+
+void print_table_header(int longest_name)
+{
+    printf("%-*s %-11s %10s %10s %8s %9s %9s %-7s %9s %9s %9s  %s\n", name_column(longest_name),
+           "variant", "format", "median ms", "min ms", "GB/s", "GFLOP/s", "roofline", "of",
+           "vs cuDNN", "rel err", "max abs", "check");
 }
 
 static void print_optional(const char *format, double value, const char *suffix)
@@ -53,16 +59,17 @@ static void print_optional(const char *format, double value, const char *suffix)
     printf(" %9s", text);
 }
 
-void print_row(const struct result_row *row)
+void print_row(const struct result_row *row, int longest_name)
 {
+    const int name_width = name_column(longest_name);
     if (row->skipped) {
-        printf("%-20s skipped: %s\n", row->variant, row->skipped);
+        printf("%-*s skipped: %s\n", name_width, row->variant, row->skipped);
         return;
     }
     char format[32];
     snprintf(format, sizeof format, "%s/%s", dtype_name(row->dtype), row->layout);
-    printf("%-20s %-11s %10.4f %10.4f %8.1f %9.1f", row->variant, format, row->time.median_ms,
-           row->time.min_ms, row->gbps, row->gflops);
+    printf("%-*s %-11s %10.4f %10.4f %8.1f %9.1f", name_width, row->variant, format,
+           row->time.median_ms, row->time.min_ms, row->gbps, row->gflops);
     print_optional("%.1f", row->roofline_pct, "%");
     printf(" %-7s", row->roof_unit ? row->roof_unit : "-");
     print_optional("%.2f", row->cudnn_ms / row->time.median_ms, "x");
@@ -183,6 +190,6 @@ bool frame_csv_append(const char *path, const struct run_context *ctx,
 
 bool report_row(const struct run_context *ctx, const struct result_row *row)
 {
-    print_row(row);
+    print_row(row, ctx->longest_name);
     return row->skipped || !ctx->csv_path || csv_append(ctx, row);
 }

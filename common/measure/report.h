@@ -40,10 +40,13 @@ struct run_context {
     const char *preset;
     struct conv_shape shape;
     const char *csv_path; /* NULL: no CSV */
+    int longest_name;     /* of the variants the table may show */
 };
 
-void print_table_header(void);
-void print_row(const struct result_row *row);
+/* The console table, given the length of the longest variant name it may show: the
+ * variant column is that wide (at least 20), so the other columns stay aligned. */
+void print_table_header(int longest_name);
+void print_row(const struct result_row *row, int longest_name);
 /* PASS, FAIL or "unchecked" (--no-verify). */
 const char *row_status(const struct result_row *row);
 /* Appends one row (and the header when the file is new or empty); false with a
