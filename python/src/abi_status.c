@@ -36,6 +36,21 @@ int abi_check_memory(const char *kernel, const char *what, size_t needed, const 
                     BASE_ALIGNMENT, what, bytes, memory);
 }
 
+int abi_check_float4_aligned(const void *const buffers[], size_t count, const char *names,
+                             const float *floats, const char *floats_name, char *err,
+                             size_t err_size)
+{
+    bool aligned = abi_aligned(floats, sizeof *floats);
+    for (size_t i = 0; i < count; i++)
+        aligned = aligned && abi_aligned(buffers[i], BASE_ALIGNMENT);
+    if (aligned)
+        return CONV_TORCH_OK;
+    return abi_fail(CONV_TORCH_BAD_ARGUMENT, err, err_size,
+                    "%s must be %d-byte aligned (allocate each on its own), %s aligned to its "
+                    "floats",
+                    names, BASE_ALIGNMENT, floats_name);
+}
+
 int abi_check_earlier_cuda_error(char *err, size_t err_size)
 {
     const cudaError_t earlier = cudaGetLastError();

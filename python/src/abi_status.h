@@ -26,6 +26,12 @@ bool abi_aligned(const void *p, size_t bytes);
  * "state"); CONV_TORCH_OK when it needs none. */
 int abi_check_memory(const char *kernel, const char *what, size_t needed, const void *memory,
                      size_t bytes, char *err, size_t err_size);
+/* CONV_TORCH_BAD_ARGUMENT unless each of the `count` buffers that the kernels load and
+ * store as whole float4s is BASE_ALIGNMENT aligned and `floats`, which they read as floats,
+ * is aligned to its floats; the line names them as `names` and `floats_name`. */
+int abi_check_float4_aligned(const void *const buffers[], size_t count, const char *names,
+                             const float *floats, const char *floats_name, char *err,
+                             size_t err_size);
 /* CONV_TORCH_CUDA_ERROR for an error an earlier call left behind, which the launchers'
  * CUDA_CHECK would take for their own and exit on; else CONV_TORCH_OK. */
 int abi_check_earlier_cuda_error(char *err, size_t err_size);

@@ -89,13 +89,9 @@ static int check_pointers(const float *mu, const float *gamma, const float *c, c
     if (!mu || !gamma || !out || (layout == COV_SEED_LAYOUT && !c))
         return abi_fail(CONV_TORCH_BAD_ARGUMENT, err, err_size,
                         "a NULL mu, gamma or out, or a NULL c in the seed's layout");
-    if (!abi_aligned(mu, BASE_ALIGNMENT) || !abi_aligned(gamma, BASE_ALIGNMENT) ||
-        !abi_aligned(out, BASE_ALIGNMENT) || !abi_aligned(c, sizeof *c))
-        return abi_fail(CONV_TORCH_BAD_ARGUMENT, err, err_size,
-                        "mu, gamma and out must be %d-byte aligned (allocate each on its own), c "
-                        "aligned to its floats",
-                        BASE_ALIGNMENT);
-    return CONV_TORCH_OK;
+    const void *const float4s[] = {mu, gamma, out};
+    return abi_check_float4_aligned(float4s, sizeof float4s / sizeof *float4s, "mu, gamma and out",
+                                    c, "c", err, err_size);
 }
 
 int conv_torch_covariance(int device, void *stream, const float *mu, const float *gamma,

@@ -72,14 +72,10 @@ static int check_pointers(const struct delta_args *a, char *err, size_t err_size
     if (!a->frame || !a->weights || !a->bias || !a->out || !a->state)
         return abi_fail(CONV_TORCH_BAD_ARGUMENT, err, err_size,
                         "a NULL frame, weights, bias, out or state");
-    if (!abi_aligned(a->frame, BASE_ALIGNMENT) || !abi_aligned(a->weights, BASE_ALIGNMENT) ||
-        !abi_aligned(a->out, BASE_ALIGNMENT) || !abi_aligned(a->state, BASE_ALIGNMENT) ||
-        !abi_aligned(a->bias, sizeof *a->bias))
-        return abi_fail(CONV_TORCH_BAD_ARGUMENT, err, err_size,
-                        "frame, weights, out and state must be %d-byte aligned (allocate each on "
-                        "its own), the bias aligned to its floats",
-                        BASE_ALIGNMENT);
-    return CONV_TORCH_OK;
+    const void *const float4s[] = {a->frame, a->weights, a->out, a->state};
+    return abi_check_float4_aligned(float4s, sizeof float4s / sizeof *float4s,
+                                    "frame, weights, out and state", a->bias, "the bias", err,
+                                    err_size);
 }
 
 int conv_torch_delta_frame(int device, void *stream, const float *frame, const float *weights,
