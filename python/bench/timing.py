@@ -2,8 +2,10 @@
 line where no CUDA GPU is there (as the lessons do).
 
     gpu_per_call    the GPU's time per call, from CUDA events around `calls` calls queued
-                    behind a sleeping kernel, so that the host's time to issue them never
-                    shows (the harness's protocol: events around the launches only)
+                    behind a sleeping kernel, so that the host's time to issue them does
+                    not show (the harness's protocol: events around the launches only),
+                    as long as the calls' launches fit the driver's queue of pending work;
+                    past it the host waits for room, and its pace shows from there on
     host_per_call   wall-clock time per call over `calls` back-to-back calls, synchronised
                     at the end: what a Python loop sees, the GPU idle where the host is
                     slower
