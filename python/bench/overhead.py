@@ -25,9 +25,10 @@ import timing
 
 TARGET_US = 5.0
 # Calls queued behind the sleeping kernel for the GPU's time. 1000 did not fit the driver's
-# queue of pending launches on the H200 (a call of the package launches two kernels): the
-# host then waited for room and its pace showed, 16.9 us a call for eager against 13.95
-# over 100 calls (results/h200/python_overhead_gpu_calls.log: --gpu-calls 100 to 1000).
+# queue of pending launches on the H200 (a call launches two kernels: the kernel's setup,
+# which re-lays the weights, then its run): the host then waited for room and its pace
+# showed, 23.3 us a call for eager against 13.6 over 100 calls
+# (results/h200/python_overhead_gpu_calls.log: --gpu-calls 100 to 1000).
 GPU_CALLS = 100
 COLUMNS = ["call", "kernel", "host us per call", "GPU us per call", "above kernel us"]
 
