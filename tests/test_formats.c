@@ -196,29 +196,37 @@ static void cudnn_time_is_the_fastest_round(void)
     CHECK(kept.median_ms == 0.0534);
 }
 
-/* The console table's first column is as wide as the longest variant name it may show
- * (at least 20): the format column starts at the same place on every line. */
+/* The table of these variants: every line's format column starts where the header's
+ * does, one space after a variant column of `column` characters. */
+static void check_table_columns(const char *const *names, int count, int column)
+{
+    int longest = 0;
+    for (int i = 0; i < count; i++)
+        longest = (int)strlen(names[i]) > longest ? (int)strlen(names[i]) : longest;
+    struct output_capture c;
+    output_capture_begin(&c, stdout);
+    print_table_header(longest);
+    for (int i = 0; i < count; i++) {
+        struct result_row row = {.variant = names[i], .layout = "NCHW", .roofline_pct = NAN,
+                                 .cudnn_ms = NAN};
+        print_row(&row, longest);
+    }
+    char text[OUTPUT_CAPTURE_SIZE];
+    snprintf(text, sizeof text, "%s", output_capture_end(&c));
+    CHECK(strncmp(text + column + 1, "format", 6) == 0);
+    int lines = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
+        CHECK((int)strlen(line) > column + 1 && line[column] == ' ' && line[column + 1] != ' ');
+    CHECK(lines == 1 + count);
+}
+
+/* The console table's first column is as wide as the longest variant name it may show,
+ * and at least 20. */
 static void table_columns_fit_long_names(void)
 {
     static const char *const names[] = {"a_variant_of_26_characters", "short"};
-    for (int longest = 5; longest <= 26; longest += 21) {
-        struct output_capture c;
-        output_capture_begin(&c, stdout);
-        print_table_header(longest);
-        for (int i = longest < 26 ? 1 : 0; i < 2; i++) {
-            struct result_row row = {.variant = names[i], .layout = "NCHW", .roofline_pct = NAN,
-                                     .cudnn_ms = NAN};
-            print_row(&row, longest);
-        }
-        char text[OUTPUT_CAPTURE_SIZE];
-        snprintf(text, sizeof text, "%s", output_capture_end(&c));
-        const int column = longest > 20 ? longest : 20;
-        CHECK(strncmp(text + column + 1, "format", 6) == 0);
-        int lines = 0;
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
-            CHECK((int)strlen(line) > column + 1 && line[column] == ' ' && line[column + 1] != ' ');
-        CHECK(lines == (longest < 26 ? 2 : 3));
-    }
+    check_table_columns(names + 1, 1, 20);
+    check_table_columns(names, 2, 26);
 }
 
 static void jit_detection(void)
