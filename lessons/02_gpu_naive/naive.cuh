@@ -49,12 +49,12 @@ static __device__ void store_conv_at(const float *in, const float *weights, cons
 }
 /* [/page: store-conv-at] */
 
+/* [page: launch-over-image] */
 /* One launch per grid chunk (common/ops/conv/kernel/grid_chunks.cuh): one in practice. */
 static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int tile_h,
                               const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
-    /* [page: launch-over-image] */
     for_each_grid_chunk(s, tile_w, tile_h, [&](dim3 grid, int plane, int first_row) {
         const size_t offset = (size_t)plane * s->h * s->w;
         kernel<<<grid, block, 0, a->stream>>>(input_f32(a) + offset, weights_f32(a), a->bias,
@@ -62,7 +62,7 @@ static void launch_over_image(naive_kernel kernel, dim3 block, int tile_w, int t
                                               first_row);
         CUDA_CHECK_LAUNCH();
     });
-    /* [/page: launch-over-image] */
 }
+/* [/page: launch-over-image] */
 
 #endif
