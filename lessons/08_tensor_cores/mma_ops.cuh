@@ -208,6 +208,7 @@ static __device__ __forceinline__ void split_tf32(uint32_t (&x)[N], uint32_t (&s
 struct mma_3xtf32 {
     typedef float elem;
     typedef float out;
+    /* [page: split-accumulators] */
     template <int MT, int NT> struct accumulators {
         float sum[MT][NT][4] = {};
         float tile[MT][NT][4];       /* this stage's big products */
@@ -216,7 +217,15 @@ struct mma_3xtf32 {
         {
             zero(tile);
         }
-        /* [page: split-accumulators] */
+        __device__ __forceinline__ void end_stage()
+        {
+            add_to(sum, tile);
+        }
+        __device__ __forceinline__ void finish()
+        {
+            add_to(sum, small);
+        }
+        /* [/page: split-accumulators] */
         __device__ __forceinline__ void multiply(uint32_t (&a)[MT][4], uint32_t (&b)[NT][2])
         {
             uint32_t a_small[MT][4], b_small[NT][2];
@@ -229,15 +238,6 @@ struct mma_3xtf32 {
             multiply_fragments<mma_tf32_m16n8k8>(small, a_small, b);
             multiply_fragments<mma_tf32_m16n8k8>(small, a, b_small);
             multiply_fragments<mma_tf32_m16n8k8>(tile, a, b);
-        }
-        /* [/page: split-accumulators] */
-        __device__ __forceinline__ void end_stage()
-        {
-            add_to(sum, tile);
-        }
-        __device__ __forceinline__ void finish()
-        {
-            add_to(sum, small);
         }
     };
 };
