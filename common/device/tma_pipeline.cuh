@@ -1,5 +1,5 @@
 /* Hopper's asynchronous pipeline, one short wrapper per instruction, for the TMA
- * kernels of lesson 08 (steps 6 to 16) and lesson 09 (step 11) (PTX ISA: "mbarrier",
+ * kernels of lesson 08 (steps 6 to 17) and lesson 09 (step 11) (PTX ISA: "mbarrier",
  * "cp.async.bulk.tensor"; CUDA driver API: "Tensor Map Object Management").
  *
  *   tensor map  128 bytes the host encodes once per launch: a global tensor's base
@@ -18,6 +18,10 @@
  *               when the expected number of threads has arrived AND the bytes announced
  *               by arrive.expect_tx have landed (the TMA unit counts them down); then
  *               the phase bit flips and waiters on that phase's parity go on.
+ *   cluster     blocks launched together on neighbouring SMs (lesson 08's step 17: two)
+ *               that can reach each other's shared memory and mbarriers; a multicast
+ *               TMA load writes one box into each of them, and counts its bytes down on
+ *               each one's mbarrier at the same offset.
  *
  * The device wrappers exist on sm_90 and newer; the TMA kernels are built for sm_90a
  * only and never launched elsewhere. For the kernels (.cu) only. */
@@ -110,16 +114,69 @@ static __device__ __forceinline__ void barrier_arrive(uint64_t *bar)
 #endif
 }
 
+/* The block's rank in its cluster (0 where the launch has no clusters). */
+static __device__ __forceinline__ uint32_t cluster_rank(void)
+{
+    uint32_t rank = 0;
+#if TMA_PIPELINE_DEVICE
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+#endif
+    return rank;
+}
+
+/* Every thread of every block of the cluster waits here for all the others; what each
+ * did before is visible to all after (the mbarriers' inits at the start, the last
+ * remote arrivals and multicast loads at the end, before a block's shared memory goes). */
+static __device__ __forceinline__ void cluster_sync(void)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;\n" ::
+                     : "memory");
+#endif
+}
+
+/* One arrival on the mbarrier at bar's offset in block `rank` of the cluster (this
+ * block's own included). The default semantics, release at the block's scope, as
+ * barrier_arrive's: a consumer giving a stage back has finished reading it (its wgmma
+ * wait), and .release.cluster would cost a fence of the whole GPU's memory per arrival
+ * (MEMBAR.ALL.GPU in the machine code; step 17 ran 1.6 times slower with it). */
+static __device__ __forceinline__ void barrier_arrive_remote(uint64_t *bar, uint32_t rank)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("{\n"
+                 ".reg .b32 remote;\n"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+                 "}\n" ::"r"(smem_address(bar)),
+                 "r"(rank)
+                 : "memory");
+#endif
+}
+
+/* A stage given back: one arrival on its mbarrier in each of the CLUSTER blocks that
+ * load into it (a multicast writes into all of them), or in this block alone. */
+template <int CLUSTER> static __device__ __forceinline__ void barrier_arrive_all(uint64_t *bar)
+{
+    if constexpr (CLUSTER == 1) {
+        barrier_arrive(bar);
+    } else {
+#pragma unroll
+        for (int rank = 0; rank < CLUSTER; rank++)
+            barrier_arrive_remote(bar, rank);
+    }
+}
+
 /* A consumer's step of a ring it gives back one step late: this step's wgmmas issued and
  * those of the step before waited for, each warp gives the step before's stage back (one
  * arrival per warp: a warp's wait covers its own wgmmas; none where `held` is false, at a
  * walk's first step) and moves on. `previous` is the stage the next call gives back. */
-template <int STAGES>
+template <int STAGES, int CLUSTER = 1>
 static __device__ __forceinline__ void
 give_back_previous(uint64_t *empty, ring_position<STAGES> &at, int &previous, bool held)
 {
     if (held && threadIdx.x % 32 == 0)
-        barrier_arrive(&empty[previous]);
+        barrier_arrive_all<CLUSTER>(&empty[previous]);
     previous = at.stage;
     at.advance();
 }
@@ -175,6 +232,23 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap 
                  " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_address(dst)),
                  "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1),
                  "r"(c2), "r"(c3)
+                 : "memory");
+#endif
+}
+
+/* tma_load_3d into shared memory at dst's offset in every block of the cluster that
+ * `blocks` names (bit r: rank r), each one's mbarrier at bar's offset counting the
+ * bytes: one read of global memory for all of them. */
+static __device__ __forceinline__ void tma_load_3d_multicast(void *dst, const CUtensorMap *map,
+                                                             uint64_t *bar, int c0, int c1, int c2,
+                                                             uint16_t blocks)
+{
+#if TMA_PIPELINE_DEVICE
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(
+                     smem_address(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1),
+                 "r"(c2), "h"(blocks)
                  : "memory");
 #endif
 }

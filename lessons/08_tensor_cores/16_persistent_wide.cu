@@ -80,13 +80,16 @@ store_column_blocks(std::integer_sequence<int, B...>, const float (&acc)[BN / 2]
     /* [/page: column-blocks] */
 }
 
-template <typename Op, int BN>
+/* CLUSTER = 2 is step 17's kernel: clusters of two blocks on neighbouring rectangles
+ * with the same output channels, each block loading half of every step's weights into
+ * both (tma_loader), a stage given back to both producers, every tap walked. */
+template <typename Op, int BN, int CLUSTER>
 __global__ void __launch_bounds__(PW_THREADS, 1)
     conv2d_wgmma_persistent(const __grid_constant__ CUtensorMap input_map,
                             const __grid_constant__ CUtensorMap weight_map,
                             const __grid_constant__ CUtensorMap output_map,
                             const float *__restrict__ bias, struct conv_shape s,
-                            struct pixel_tiling tiling, int channel_tiles, int tiles)
+                            struct pixel_tiling tiling, int channel_tiles, int items)
 {
     typedef typename Op::elem E;
     typedef tma_tile<E, BN> tile_t;
@@ -99,18 +102,23 @@ __global__ void __launch_bounds__(PW_THREADS, 1)
     if (threadIdx.x == 0) {
         for (int i = 0; i < STAGES; i++) {
             barrier_init(&full[i], 1);
-            barrier_init(&empty[i], PW_CONSUMER_WARPS);
+            barrier_init(&empty[i], PW_CONSUMER_WARPS * CLUSTER);
         }
         barrier_init_fence();
     }
-    __syncthreads();
+    if (CLUSTER > 1)
+        cluster_sync(); /* the other block's barriers too, before its first arrival */
+    else
+        __syncthreads();
 
     if (threadIdx.x >= PW_CONSUMER_THREADS) {
         registers_down<PW_PRODUCER_REGISTERS>();
         /* The producer: step 10's, every step of every tile of the block, in order. */
         if (threadIdx.x == PW_CONSUMER_THREADS)
-            load_tiles<E, BN, STAGES>(&input_map, &weight_map, ring, full, empty, s, tiling,
-                                      channel_tiles, tiles);
+            load_tiles<E, BN, STAGES, CLUSTER>(&input_map, &weight_map, ring, full, empty, s,
+                                               tiling, channel_tiles, items);
+        if (CLUSTER > 1)
+            cluster_sync(); /* see the end */
         return;
     }
     registers_up<PW_CONSUMER_REGISTERS>();
@@ -121,10 +129,13 @@ __global__ void __launch_bounds__(PW_THREADS, 1)
     uint4 *buffers =
         ring + STAGES * tile_t::CHUNKS + group * PW_BUFFERS * (PW_BUFFER_BYTES / CHUNK_BYTES);
     ring_position<STAGES> at;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const tma_block<E, BN> block(s, tiling, tile / channel_tiles, tile % channel_tiles * BN);
+    const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
+    for (int item = blockIdx.x / CLUSTER; item < items; item += gridDim.x / CLUSTER) {
+        const tma_block<E, BN> block =
+            walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item, rank);
         float acc[tile_t::ACCUMULATORS] = {};
-        multiply_tile<Op, BN, tile_t, true>(acc, ring, full, empty, at, block.steps, group);
+        multiply_tile<Op, BN, tile_t, true, CLUSTER>(acc, ring, full, empty, at, block.steps,
+                                                     group);
         const int first = group * WG_ROWS_PER_GROUP; /* the warpgroup's first pixel */
         store_column_blocks<BN, typename Op::out>(
             std::make_integer_sequence<int, L::COLUMN_BLOCKS>(), acc, bias, s.cout, block.j0,
@@ -133,46 +144,69 @@ __global__ void __launch_bounds__(PW_THREADS, 1)
     }
     if (threadIdx.x % 128 == 0)
         bulk_wait(); /* the last stores done before the block's shared memory goes */
+    if (CLUSTER > 1)
+        cluster_sync(); /* nor before the other block's last arrivals and loads into it */
 }
 
-/* One block per SM (of those a->sms leaves it), or one per tile where there are fewer. */
-template <typename Op, int BN> static void launch_persistent(const struct conv_args *a)
+/* One block per SM (of those a->sms leaves it), or one per tile where there are fewer;
+ * in clusters of CLUSTER blocks, one walk item (CLUSTER tiles) per cluster. */
+template <typename Op, int BN, int CLUSTER> static void launch_persistent(const struct conv_args *a)
 {
     typedef persistent_layout<Op, BN> L;
     const struct conv_shape *s = &a->shape;
     const struct pixel_tiling tiling = pixel_tiling_of(s);
     const int channel_tiles = ceil_div(s->cout, BN);
-    const long long tiles = (long long)s->n * tiling.tiles_y * tiling.tiles_x * channel_tiles;
-    if (tiles > INT_MAX) { /* a tile index is an int: step 8's kernel walks such layers */
+    const long long rectangles = (long long)s->n * tiling.tiles_y * tiling.tiles_x;
+    const long long items = (rectangles + CLUSTER - 1) / CLUSTER * channel_tiles;
+    if (items * CLUSTER > INT_MAX) { /* a tile index is an int: step 8's kernel walks such layers */
         launch_warp_specialised<Op, BN, 1>(a);
         return;
     }
     CUtensorMap input_map, weight_map, output_map;
-    encode_layer_maps<typename Op::elem, BN>(a, tiling, &input_map, &weight_map);
+    encode_input_map<typename Op::elem>(a, 1u << tiling.width_log2,
+                                        (cuuint32_t)WG_BM >> tiling.width_log2, &input_map);
+    encode_weight_map<typename Op::elem, BN / CLUSTER>(a, a->weights, &weight_map);
     /* a box per 64 pixels and 128 bytes of channels, as step 14's */
     encode_output_map<typename Op::out>(a, min(1 << tiling.width_log2, WG_ROWS_PER_GROUP),
                                         max(WG_ROWS_PER_GROUP >> tiling.width_log2, 1),
                                         &output_map);
-    auto kernel = conv2d_wgmma_persistent<Op, BN>;
+    auto kernel = conv2d_wgmma_persistent<Op, BN, CLUSTER>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
-    const int sms = persistent_sms(a);
-    const int blocks = (int)(tiles < sms ? tiles : sms);
-    kernel<<<blocks, PW_THREADS, L::SMEM_BYTES, a->stream>>>(
-        input_map, weight_map, output_map, a->bias, *s, tiling, channel_tiles, (int)tiles);
-    CUDA_CHECK_LAUNCH();
+    const int slots = max(persistent_sms(a) / CLUSTER, 1);
+    const int blocks = (int)(items < slots ? items : slots) * CLUSTER;
+    if (CLUSTER == 1) {
+        kernel<<<blocks, PW_THREADS, L::SMEM_BYTES, a->stream>>>(
+            input_map, weight_map, output_map, a->bias, *s, tiling, channel_tiles, (int)items);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = CLUSTER;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(PW_THREADS);
+    config.dynamicSmemBytes = L::SMEM_BYTES;
+    config.stream = a->stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, input_map, weight_map, output_map, a->bias, *s,
+                                  tiling, channel_tiles, (int)items));
 }
 
-template <typename Op> static void launch_persistent_wide(const struct conv_args *a)
+template <typename Op, int CLUSTER> void launch_persistent_wide(const struct conv_args *a)
 {
     if (!chunks_are_vectors(&a->shape, sizeof(typename Op::elem), a->input, a->weights))
         launch_wgmma_cp_async<Op>(a);
     else if (!output_is_tma_storable<typename Op::out>(a))
         launch_wide_tile<Op>(a);
     else if (a->shape.cout >= TMA_WIDE_COUT)
-        launch_persistent<Op, 256>(a);
+        launch_persistent<Op, 256, CLUSTER>(a);
     else
-        launch_persistent<Op, 128>(a);
+        launch_persistent<Op, 128, CLUSTER>(a);
 }
 
 /* The final kernels beyond steps 12 and 13: this step's 128 x 256 tiles where the layer
@@ -186,7 +220,7 @@ template <typename Op> void launch_wide_or_staged(const struct conv_args *a)
 {
     const struct conv_shape *s = &a->shape;
     if (s->cout >= TMA_WIDE_COUT && s->cin * s->ksize * s->ksize >= PERSISTENT_MIN_K)
-        launch_persistent_wide<Op>(a);
+        launch_persistent_wide<Op, 1>(a);
     else
         launch_staged_store<Op>(a);
 }
@@ -195,7 +229,11 @@ template void launch_wide_or_staged<mma_fp16>(const struct conv_args *a);
 template void launch_wide_or_staged<mma_bf16>(const struct conv_args *a);
 template void launch_wide_or_staged<mma_tf32>(const struct conv_args *a);
 
+template void launch_persistent_wide<mma_fp16, 2>(const struct conv_args *a);
+template void launch_persistent_wide<mma_bf16, 2>(const struct conv_args *a);
+template void launch_persistent_wide<mma_tf32, 2>(const struct conv_args *a);
+
 extern "C" void launch_conv2d_wgmma_fp16_persistent(const struct conv_args *a)
 {
-    launch_persistent_wide<mma_fp16>(a);
+    launch_persistent_wide<mma_fp16, 1>(a);
 }

@@ -66,6 +66,9 @@ size_t wgmma_3xtf32_scratch_bytes(const struct conv_shape *s);
 /* Step 16: step 8's 128 x 256 tiles in persistent blocks, both consumer warpgroups on one
  * tile, the output staged and stored by the TMA (16_persistent_wide.cu). */
 conv_launcher launch_conv2d_wgmma_fp16_persistent;
+/* Step 17: step 16 in clusters of two blocks that share each step's weights, loaded half
+ * by each with a multicast TMA load (17_multicast.cu). */
+conv_launcher launch_conv2d_wgmma_fp16_multicast;
 /* The final kernels, on fp16, bf16 and TF32: step 12 where it takes the layer, else step
  * 13 where it does, else step 16 where the layer has 256 output channels or more and C*R*S
  * >= 2048, else step 14. */

@@ -1,4 +1,4 @@
-/* What lesson 08's TMA steps (06_tma.cu to 16_persistent_wide.cu) share:
+/* What lesson 08's TMA steps (06_tma.cu to 17_multicast.cu) share:
  * the layer's tensors as TMA tensor maps, the block's tile of pixels and channels, and
  * the walk along k that loads it, one tap and 128 bytes of channels per step.
  *
@@ -123,6 +123,15 @@ template <typename Elem, int BN> struct tma_block {
         steps = (r_hi - r_lo + 1) * (s_hi - s_lo + 1) * ceil_div(s.cin, BOX_CHANNELS);
     }
 
+    /* Every tap, none skipped: the blocks of a cluster (step 17) share each step's
+     * weights, so they walk the same steps whatever their rectangles. */
+    __device__ __forceinline__ void every_tap(const struct conv_shape &s)
+    {
+        r_lo = s_lo = 0;
+        r_hi = s_hi = s.ksize - 1;
+        steps = s.ksize * s.ksize * ceil_div(s.cin, BOX_CHANNELS);
+    }
+
     /* The output pixel (n*H + y)*W + x of tile row `row`, or -1 where the tile has none. */
     __device__ __forceinline__ int pixel_of(int row, const struct conv_shape &s,
                                             const struct pixel_tiling &tiling) const
@@ -135,25 +144,41 @@ template <typename Elem, int BN> struct tma_block {
 
 /* The one thread that loads a block's steps, in order: tap (r, s) by tap, BOX_CHANNELS
  * channels at a time. load() issues the current step's two TMA loads into a stage and
- * goes on to the next step. */
-template <typename Elem, int BN> struct tma_loader {
+ * goes on to the next step. In a cluster of CLUSTER blocks that share the tile's output
+ * channels (step 17), each block loads 1 / CLUSTER of B, its rank's rows, into all of
+ * them (the weight map's box is BN / CLUSTER rows). */
+template <typename Elem, int BN, int CLUSTER = 1> struct tma_loader {
     typedef tma_tile<Elem, BN> tile_t;
+    static constexpr int B_ROWS = BN / CLUSTER; /* the rows of B this block loads */
     const CUtensorMap *input_map, *weight_map;
     const tma_block<Elem, BN> &block;
-    int ksize, cin, tap_r, tap_s, c0;
+    int ksize, cin, tap_r, tap_s, c0, rank;
 
     __device__ tma_loader(const CUtensorMap *input, const CUtensorMap *weights,
                           const tma_block<Elem, BN> &b, const struct conv_shape &s)
         : input_map(input), weight_map(weights), block(b), ksize(s.ksize), cin(s.cin),
-          tap_r(b.r_lo), tap_s(b.s_lo), c0(0)
+          tap_r(b.r_lo), tap_s(b.s_lo), c0(0), rank(CLUSTER > 1 ? cluster_rank() : 0)
     {
         tma_prefetch(input_map);
         tma_prefetch(weight_map);
     }
 
+    /* B: channels c0.. of tap `tap` for output channels j0.. into b; in a cluster, this
+     * block's rows into every block's stage, each one's `full` counting them. */
+    __device__ __forceinline__ void load_weights(uint4 *b, uint64_t *full, int tap)
+    {
+        /* [page: multicast-load] */
+        if (CLUSTER == 1)
+            tma_load_3d(b, weight_map, full, c0, tap, block.j0);
+        else
+            tma_load_3d_multicast(b + rank * B_ROWS * WG_CHUNKS, weight_map, full, c0, tap,
+                                  block.j0 + rank * B_ROWS, (1 << CLUSTER) - 1);
+        /* [/page: multicast-load] */
+    }
+
     /* A: channels c0.. of the rectangle moved by the tap. B: the same channels of tap
      * (r, s) for output channels j0... `full` completes when both have landed: the
-     * full boxes count, zeros included. */
+     * full boxes count, zeros included (a cluster's other blocks' rows too). */
     __device__ __forceinline__ void load(uint4 *stage, uint64_t *full)
     {
         /* [page: tma-load] */
@@ -161,8 +186,7 @@ template <typename Elem, int BN> struct tma_loader {
         barrier_expect_bytes(full, tile_t::STAGE_BYTES);
         tma_load_4d(stage, input_map, full, c0, block.x0 + tap_s - radius,
                     block.y0 + tap_r - radius, block.n);
-        tma_load_3d(stage + WG_BM * WG_CHUNKS, weight_map, full, c0, tap_r * ksize + tap_s,
-                    block.j0);
+        load_weights(stage + WG_BM * WG_CHUNKS, full, tap_r * ksize + tap_s);
         if ((c0 += tile_t::BOX_CHANNELS) >= cin) {
             c0 = 0;
             if (++tap_s > block.s_hi) {
@@ -174,21 +198,40 @@ template <typename Elem, int BN> struct tma_loader {
     }
 };
 
-/* The producer of steps 10 and 16's persistent blocks: every step of every tile of the
- * block (tiles blockIdx.x, + gridDim.x, ...: pixel rectangle tile / channel_tiles, output
- * channels tile % channel_tiles x BN), in order, without a pause between tiles; step t
- * of the walk waits, from the second round of the ring on, for the stage's release. */
-template <typename E, int BN, int STAGES>
+/* Which tile a persistent block takes at item `item` of its walk: pixel rectangle
+ * (item / channel_tiles) x CLUSTER + the block's rank, output channels item %
+ * channel_tiles x BN. The CLUSTER blocks of a cluster (step 17) take the same items, so
+ * neighbouring rectangles with the same channels; a rank whose rectangle lies past the
+ * last image loads the TMA's zeros and stores nothing. Every tap where CLUSTER > 1. */
+template <typename E, int BN, int CLUSTER>
+static __device__ __forceinline__ tma_block<E, BN>
+walk_tile(const struct conv_shape &s, const struct pixel_tiling &tiling, int channel_tiles,
+          int item, int rank)
+{
+    tma_block<E, BN> block(s, tiling, item / channel_tiles * CLUSTER + rank,
+                           item % channel_tiles * BN);
+    if (CLUSTER > 1)
+        block.every_tap(s);
+    return block;
+}
+
+/* The producer of steps 10, 16 and 17's persistent blocks: every step of every tile of
+ * the block (items blockIdx.x / CLUSTER, + gridDim.x / CLUSTER, ...: walk_tile), in
+ * order, without a pause between tiles; step t of the walk waits, from the second round
+ * of the ring on, for the stage's release (by the consumers of every block it loads
+ * into). */
+template <typename E, int BN, int STAGES, int CLUSTER = 1>
 static __device__ __forceinline__ void
 load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *ring, uint64_t *full,
            uint64_t *empty, const struct conv_shape &s, const struct pixel_tiling &tiling,
-           int channel_tiles, int tiles)
+           int channel_tiles, int items)
 {
     ring_position<STAGES> at;
     int t = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const tma_block<E, BN> block(s, tiling, tile / channel_tiles, tile % channel_tiles * BN);
-        tma_loader<E, BN> loader(input_map, weight_map, block, s);
+    const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
+    for (int item = blockIdx.x / CLUSTER; item < items; item += gridDim.x / CLUSTER) {
+        const tma_block<E, BN> block = walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item, rank);
+        tma_loader<E, BN, CLUSTER> loader(input_map, weight_map, block, s);
         for (int i = 0; i < block.steps; i++, t++) {
             if (t >= STAGES)
                 barrier_wait(&empty[at.stage], at.phase ^ 1);
@@ -198,16 +241,17 @@ load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *r
     }
 }
 
-/* Steps 7 and 16's consumers: a tile's `steps` steps from the ring, warpgroup `group`
+/* Steps 7, 16 and 17's consumers: a tile's `steps` steps from the ring, warpgroup `group`
  * multiplying its 64 rows into acc, `at` the walk's position. Step t's bytes are round t /
  * STAGES of full[at.stage] (the producer cannot be a round ahead: it waits for this
  * stage's release, which comes after this). Step t's wgmmas keep running; those of step
  * t - 1 have then completed, so each warp gives that stage back (one arrival per warp: a
  * warp's wait covers its own wgmmas). At the end all are waited for; the last stage is
  * given back only with RELEASE_LAST (a persistent block's producer goes on to the next
- * tile; a block of one tile loads nothing more). A tile has a step at least: its centre
- * tap. */
-template <typename Op, int BN, typename Tile, bool RELEASE_LAST, int STAGES>
+ * tile; a block of one tile loads nothing more). In a cluster of CLUSTER blocks the stage
+ * goes back to every block's producer: each loaded into it. A tile has a step at least:
+ * its centre tap. */
+template <typename Op, int BN, typename Tile, bool RELEASE_LAST, int CLUSTER = 1, int STAGES>
 static __device__ __forceinline__ void
 multiply_tile(float (&acc)[BN / 2], const uint4 *ring, uint64_t *full, uint64_t *empty,
               ring_position<STAGES> &at, int steps, int group)
@@ -220,12 +264,12 @@ multiply_tile(float (&acc)[BN / 2], const uint4 *ring, uint64_t *full, uint64_t 
                               Tile::b_rows(ring, at.stage));
         wgmma_wait<WG_IN_FLIGHT>();
         pin_accumulators(acc);
-        give_back_previous(empty, at, previous, t > 0);
+        give_back_previous<STAGES, CLUSTER>(empty, at, previous, t > 0);
     }
     wgmma_wait<0>();
     pin_accumulators(acc);
     if (RELEASE_LAST && lane == 0)
-        barrier_arrive(&empty[previous]);
+        barrier_arrive_all<CLUSTER>(&empty[previous]);
 }
 
 static inline CUtensorMapDataType tensor_map_type(const __half *)
@@ -278,7 +322,7 @@ static void encode_output_map(const struct conv_args *a, cuuint32_t box_w, cuuin
 }
 
 /* weights: KRSC weights of a's shape as C x (R*S) x K, box BOX_CHANNELS x 1 x BN (the
- * layer's, or step 15's parts of them). */
+ * layer's, or step 15's parts of them; BN / 2 rows for step 17's clusters of two). */
 template <typename Elem, int BN>
 static void encode_weight_map(const struct conv_args *a, const void *weights, CUtensorMap *map)
 {

@@ -5,7 +5,8 @@
  * output, step 10's persistent ping-pong kernel is step 11's, with a
  * narrower tile, step 10's kernel is step 14's with its output staged, step 11's
  * launcher is step 13's and 14's for the layers they do not take, and steps 13, 14 and
- * 16 are the final kernels' beyond step 12 (launch_wide_or_staged: 16 or 14).
+ * 16 are the final kernels' beyond step 12 (launch_wide_or_staged: 16 or 14); step 17 is
+ * step 16's launcher in clusters (launch_persistent_wide, CLUSTER = 2).
  * launch_halo_tile returns whether step 13 took the layer. Op is the storage type
  * (mma_fp16, mma_bf16, mma_tf32: mma_ops.cuh); each .cu instantiates the ones the others
  * call. */
@@ -22,5 +23,6 @@ template <typename Op, bool STAGED = false> void launch_narrow_tile(const struct
 template <typename Op> bool launch_halo_tile(const struct conv_args *a);
 template <typename Op> void launch_staged_store(const struct conv_args *a);
 template <typename Op> void launch_wide_or_staged(const struct conv_args *a);
+template <typename Op, int CLUSTER> void launch_persistent_wide(const struct conv_args *a);
 
 #endif
