@@ -160,7 +160,6 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
         if constexpr (STAGED) {
             uint4 *buffer =
                 ring + STAGES * tile_t::CHUNKS + warpgroup * (L::STAGING_BYTES / CHUNK_BYTES);
-            /* [page: staged-halves] */
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int first = half * WG_ROWS_PER_GROUP; /* the half's first pixel */
@@ -169,7 +168,6 @@ __global__ void __launch_bounds__(PP_THREADS, 1)
                     block.x0 + (first & ((1 << tiling.width_log2) - 1)),
                     block.y0 + (first >> tiling.width_log2), block.n);
             }
-            /* [/page: staged-halves] */
         } else {
 #pragma unroll
             for (int half = 0; half < 2; half++)
