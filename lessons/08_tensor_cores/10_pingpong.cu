@@ -194,10 +194,8 @@ template <typename Op, int BN, bool STAGED> void launch_pingpong(const struct co
     }
     CUtensorMap input_map, weight_map, output_map = {};
     encode_layer_maps<typename Op::elem, BN>(a, tiling, &input_map, &weight_map);
-    if (STAGED) /* a box per 64 pixels of a tile: BW >= 64 wide, else 64 / BW rows of BW */
-        encode_output_map<typename Op::out>(a, min(1 << tiling.width_log2, WG_ROWS_PER_GROUP),
-                                            max(WG_ROWS_PER_GROUP >> tiling.width_log2, 1),
-                                            &output_map);
+    if (STAGED)
+        encode_group_output_map<typename Op::out>(a, tiling, &output_map);
     auto kernel = conv2d_wgmma_pingpong<Op, BN, STAGED>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));

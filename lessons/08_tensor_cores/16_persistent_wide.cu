@@ -163,13 +163,8 @@ template <typename Op, int BN, int CLUSTER> static void launch_persistent(const 
         return;
     }
     CUtensorMap input_map, weight_map, output_map;
-    encode_input_map<typename Op::elem>(a, 1u << tiling.width_log2,
-                                        (cuuint32_t)WG_BM >> tiling.width_log2, &input_map);
-    encode_weight_map<typename Op::elem, BN / CLUSTER>(a, a->weights, &weight_map);
-    /* a box per 64 pixels and 128 bytes of channels, as step 14's */
-    encode_output_map<typename Op::out>(a, min(1 << tiling.width_log2, WG_ROWS_PER_GROUP),
-                                        max(WG_ROWS_PER_GROUP >> tiling.width_log2, 1),
-                                        &output_map);
+    encode_layer_maps<typename Op::elem, BN / CLUSTER>(a, tiling, &input_map, &weight_map);
+    encode_group_output_map<typename Op::out>(a, tiling, &output_map);
     auto kernel = conv2d_wgmma_persistent<Op, BN, CLUSTER>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));

@@ -336,7 +336,18 @@ static void encode_weight_map(const struct conv_args *a, const void *weights, CU
                       strides, box, "weights");
 }
 
-/* Both, for blocks of 128 pixels and BN output channels. */
+/* The output as steps 14, 16 and 17 store it: a box per 64 pixels of a tile (BW >= 64
+ * wide, else 64 / BW rows of BW) and 128 bytes of channels. */
+template <typename Out>
+static void encode_group_output_map(const struct conv_args *a, const struct pixel_tiling &tiling,
+                                    CUtensorMap *map)
+{
+    encode_output_map<Out>(a, min(1 << tiling.width_log2, WG_ROWS_PER_GROUP),
+                           max(WG_ROWS_PER_GROUP >> tiling.width_log2, 1), map);
+}
+
+/* Both, for blocks of 128 pixels that load BN output channels' weights (in step 17's
+ * clusters, half of their tile's). */
 template <typename Elem, int BN>
 static void encode_layer_maps(const struct conv_args *a, const struct pixel_tiling &tiling,
                               CUtensorMap *input_map, CUtensorMap *weight_map)
