@@ -224,9 +224,7 @@ template void launch_wide_or_staged<mma_fp16>(const struct conv_args *a);
 template void launch_wide_or_staged<mma_bf16>(const struct conv_args *a);
 template void launch_wide_or_staged<mma_tf32>(const struct conv_args *a);
 
-template void launch_persistent_wide<mma_fp16, 2>(const struct conv_args *a);
-template void launch_persistent_wide<mma_bf16, 2>(const struct conv_args *a);
-template void launch_persistent_wide<mma_tf32, 2>(const struct conv_args *a);
+template void launch_persistent_wide<mma_fp16, 2>(const struct conv_args *a); /* step 17 */
 
 extern "C" void launch_conv2d_wgmma_fp16_persistent(const struct conv_args *a)
 {

@@ -230,7 +230,8 @@ load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *r
     int t = 0;
     const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
     for (int item = blockIdx.x / CLUSTER; item < items; item += gridDim.x / CLUSTER) {
-        const tma_block<E, BN> block = walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item, rank);
+        const tma_block<E, BN> block =
+            walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item, rank);
         tma_loader<E, BN, CLUSTER> loader(input_map, weight_map, block, s);
         for (int i = 0; i < block.steps; i++, t++) {
             if (t >= STAGES)
