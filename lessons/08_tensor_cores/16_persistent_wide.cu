@@ -129,10 +129,8 @@ __global__ void __launch_bounds__(PW_THREADS, 1)
     uint4 *buffers =
         ring + STAGES * tile_t::CHUNKS + group * PW_BUFFERS * (PW_BUFFER_BYTES / CHUNK_BYTES);
     ring_position<STAGES> at;
-    const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
     for (int item = blockIdx.x / CLUSTER; item < items; item += gridDim.x / CLUSTER) {
-        const tma_block<E, BN> block =
-            walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item, rank);
+        const tma_block<E, BN> block = walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item);
         float acc[tile_t::ACCUMULATORS] = {};
         multiply_tile<Op, BN, tile_t, true, CLUSTER>(acc, ring, full, empty, at, block.steps,
                                                      group);
@@ -170,24 +168,19 @@ template <typename Op, int BN, int CLUSTER> static void launch_persistent(const 
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM_BYTES));
     const int slots = max(persistent_sms(a) / CLUSTER, 1);
     const int blocks = (int)(items < slots ? items : slots) * CLUSTER;
-    if (CLUSTER == 1) {
-        kernel<<<blocks, PW_THREADS, L::SMEM_BYTES, a->stream>>>(
-            input_map, weight_map, output_map, a->bias, *s, tiling, channel_tiles, (int)items);
-        CUDA_CHECK_LAUNCH();
-        return;
-    }
-    cudaLaunchConfig_t config = {};
-    cudaLaunchAttribute cluster;
+    /* The launch with its cluster's size (a cluster of one: an ordinary launch). */
+    cudaLaunchAttribute cluster = {};
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = CLUSTER;
     cluster.val.clusterDim.y = 1;
     cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
     config.gridDim = dim3(blocks);
     config.blockDim = dim3(PW_THREADS);
     config.dynamicSmemBytes = L::SMEM_BYTES;
     config.stream = a->stream;
     config.attrs = &cluster;
-    config.numAttrs = 1;
+    config.numAttrs = CLUSTER > 1 ? 1 : 0;
     CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, input_map, weight_map, output_map, a->bias, *s,
                                   tiling, channel_tiles, (int)items));
 }

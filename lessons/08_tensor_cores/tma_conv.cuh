@@ -206,8 +206,9 @@ template <typename Elem, int BN, int CLUSTER = 1> struct tma_loader {
 template <typename E, int BN, int CLUSTER>
 static __device__ __forceinline__ tma_block<E, BN>
 walk_tile(const struct conv_shape &s, const struct pixel_tiling &tiling, int channel_tiles,
-          int item, int rank)
+          int item)
 {
+    const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
     tma_block<E, BN> block(s, tiling, item / channel_tiles * CLUSTER + rank,
                            item % channel_tiles * BN);
     if (CLUSTER > 1)
@@ -228,10 +229,8 @@ load_tiles(const CUtensorMap *input_map, const CUtensorMap *weight_map, uint4 *r
 {
     ring_position<STAGES> at;
     int t = 0;
-    const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
     for (int item = blockIdx.x / CLUSTER; item < items; item += gridDim.x / CLUSTER) {
-        const tma_block<E, BN> block =
-            walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item, rank);
+        const tma_block<E, BN> block = walk_tile<E, BN, CLUSTER>(s, tiling, channel_tiles, item);
         tma_loader<E, BN, CLUSTER> loader(input_map, weight_map, block, s);
         for (int i = 0; i < block.steps; i++, t++) {
             if (t >= STAGES)
